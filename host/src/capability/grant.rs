@@ -1,0 +1,112 @@
+//! A call's grant: the capabilities it runs with.
+
+use std::path::{Path, PathBuf};
+
+use crate::plugin::{DeclaredCapabilities, FsNeed};
+
+/// Access to a directory.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum FsAccess {
+    /// Read files and list directories; every write is refused.
+    ReadOnly,
+    /// Read, create, modify, rename and delete inside the directory.
+    ReadWrite,
+}
+
+/// The workspace directory a call may touch.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct FsGrant {
+    /// The host directory, canonicalised.
+    pub host_dir: PathBuf,
+    pub access: FsAccess,
+}
+
+/// Whether the user allowed writes for this call (until policies decide).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum WriteMode {
+    /// Writes are refused at the WASI layer.
+    #[default]
+    ReadOnly,
+    /// Plugins that declare write access get it, inside the workspace.
+    AllowWrite,
+}
+
+/// What one call may use.
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Grant {
+    /// The workspace, if any filesystem access is granted.
+    pub filesystem: Option<FsGrant>,
+}
+
+/// A capability the plugin declared but the call does not get.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct GrantCut {
+    /// What was declared, e.g. `filesystem: read-write`.
+    pub declared: String,
+    /// What the call gets instead, and why.
+    pub granted: String,
+}
+
+impl Grant {
+    /// No capabilities at all.
+    pub fn none() -> Self {
+        Grant::default()
+    }
+
+    /// The plugin's declared needs, limited to `workspace`, read-only unless
+    /// `write` allows more. Returns the grant and what was cut from the
+    /// declaration.
+    pub fn from_declared(
+        declared: &DeclaredCapabilities,
+        workspace: &Path,
+        write: WriteMode,
+    ) -> (Grant, Vec<GrantCut>) {
+        let mut cuts = Vec::new();
+        let access = match (declared.filesystem, write) {
+            (FsNeed::None, _) => None,
+            (FsNeed::Read, _) => Some(FsAccess::ReadOnly),
+            (FsNeed::ReadWrite, WriteMode::AllowWrite) => Some(FsAccess::ReadWrite),
+            (FsNeed::ReadWrite, WriteMode::ReadOnly) => {
+                cuts.push(GrantCut {
+                    declared: "filesystem: read-write".into(),
+                    granted: "filesystem: read-only (writes need --allow-write)".into(),
+                });
+                Some(FsAccess::ReadOnly)
+            }
+        };
+        for rule in &declared.network {
+            cuts.push(GrantCut {
+                declared: format!("network: {rule}"),
+                granted: "no network (no policy grants it)".into(),
+            });
+        }
+        let filesystem = access.map(|access| FsGrant {
+            host_dir: workspace.to_path_buf(),
+            access,
+        });
+        (Grant { filesystem }, cuts)
+    }
+
+    /// The interfaces this grant links.
+    pub fn link_profile(&self) -> super::LinkProfile {
+        super::LinkProfile {
+            filesystem: self.filesystem.is_some(),
+        }
+    }
+
+    /// One line describing the grant, for humans.
+    pub fn describe(&self) -> String {
+        match &self.filesystem {
+            None => "no filesystem, no network".into(),
+            Some(FsGrant {
+                access: FsAccess::ReadOnly,
+                ..
+            }) => "workspace read-only, no network".into(),
+            Some(FsGrant {
+                access: FsAccess::ReadWrite,
+                ..
+            }) => "workspace read-write, no network".into(),
+        }
+    }
+}

@@ -1,0 +1,148 @@
+//! Linkers that hold exactly the interfaces a grant allows.
+
+use wasmtime::Engine;
+use wasmtime::component::types::{self, ComponentItem};
+use wasmtime::component::{Component, HasData, HasSelf, Linker, ResourceTable, ResourceType};
+use wasmtime_wasi::WasiView;
+use wasmtime_wasi::cli::{WasiCli, WasiCliView};
+use wasmtime_wasi::clocks::{WasiClocks, WasiClocksView};
+use wasmtime_wasi::filesystem::{WasiFilesystem, WasiFilesystemView};
+use wasmtime_wasi::p2::bindings::{cli, clocks, filesystem, random, sync};
+use wasmtime_wasi::p2::{DynInputStream, DynOutputStream, DynPollable};
+use wasmtime_wasi::random::{WasiRandom, WasiRandomView};
+
+use crate::plugin::{ImportClass, classify_import};
+use crate::runtime::CallState;
+use crate::runtime::bindings::ToolPlugin;
+
+/// Which optional interface families a linker provides. Baseline interfaces
+/// (clocks, random, captured stdio, empty environment, `wasi:io`) and the
+/// Warden host interface are always present; `wasi:sockets` never is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct LinkProfile {
+    /// `wasi:filesystem/types` and `wasi:filesystem/preopens`.
+    pub filesystem: bool,
+}
+
+struct HasIo;
+
+impl HasData for HasIo {
+    type Data<'a> = &'a mut ResourceTable;
+}
+
+/// A linker for `component` under `profile`. Imports the profile leaves out
+/// are defined as traps, so the component instantiates and a call fails
+/// (with the interface named) only if it actually uses one.
+pub fn linker_for(
+    engine: &Engine,
+    component: &Component,
+    profile: LinkProfile,
+) -> wasmtime::Result<Linker<CallState>> {
+    let mut l: Linker<CallState> = Linker::new(engine);
+    ToolPlugin::add_to_linker::<CallState, HasSelf<CallState>>(&mut l, |s| s)?;
+
+    clocks::wall_clock::add_to_linker::<CallState, WasiClocks>(&mut l, CallState::clocks)?;
+    clocks::monotonic_clock::add_to_linker::<CallState, WasiClocks>(&mut l, CallState::clocks)?;
+    random::random::add_to_linker::<CallState, WasiRandom>(&mut l, CallState::random)?;
+    random::insecure::add_to_linker::<CallState, WasiRandom>(&mut l, CallState::random)?;
+    random::insecure_seed::add_to_linker::<CallState, WasiRandom>(&mut l, CallState::random)?;
+    cli::exit::add_to_linker::<CallState, WasiCli>(&mut l, CallState::cli)?;
+    cli::environment::add_to_linker::<CallState, WasiCli>(&mut l, CallState::cli)?;
+    cli::stdin::add_to_linker::<CallState, WasiCli>(&mut l, CallState::cli)?;
+    cli::stdout::add_to_linker::<CallState, WasiCli>(&mut l, CallState::cli)?;
+    cli::stderr::add_to_linker::<CallState, WasiCli>(&mut l, CallState::cli)?;
+    cli::terminal_input::add_to_linker::<CallState, WasiCli>(&mut l, CallState::cli)?;
+    cli::terminal_output::add_to_linker::<CallState, WasiCli>(&mut l, CallState::cli)?;
+    cli::terminal_stdin::add_to_linker::<CallState, WasiCli>(&mut l, CallState::cli)?;
+    cli::terminal_stdout::add_to_linker::<CallState, WasiCli>(&mut l, CallState::cli)?;
+    cli::terminal_stderr::add_to_linker::<CallState, WasiCli>(&mut l, CallState::cli)?;
+    wasmtime_wasi::p2::bindings::io::error::add_to_linker::<CallState, HasIo>(&mut l, |t| {
+        t.ctx().table
+    })?;
+    sync::io::poll::add_to_linker::<CallState, HasIo>(&mut l, |t| t.ctx().table)?;
+    sync::io::streams::add_to_linker::<CallState, HasIo>(&mut l, |t| t.ctx().table)?;
+
+    if profile.filesystem {
+        sync::filesystem::types::add_to_linker::<CallState, WasiFilesystem>(
+            &mut l,
+            CallState::filesystem,
+        )?;
+        filesystem::preopens::add_to_linker::<CallState, WasiFilesystem>(
+            &mut l,
+            CallState::filesystem,
+        )?;
+    }
+
+    stub_unlinked(&mut l, engine, component, profile)?;
+    Ok(l)
+}
+
+/// Define every import the profile does not link as functions that trap
+/// with "unknown import", naming the interface. (wasmtime's own
+/// `define_unknown_imports_as_traps` would shadow semver-compatible real
+/// definitions, e.g. an import of `@0.2.6` served by the host's `@0.2.8`.)
+fn stub_unlinked(
+    l: &mut Linker<CallState>,
+    engine: &Engine,
+    component: &Component,
+    profile: LinkProfile,
+) -> wasmtime::Result<()> {
+    let component_type = component.component_type();
+    let imports: Vec<_> = component_type.imports(engine).collect();
+    // Resources a stubbed interface re-uses from `wasi:io` (for example the
+    // `input-stream` in `wasi:filesystem/types`) must keep the real host type.
+    let mut io_resources: Vec<(types::ResourceType, ResourceType)> = Vec::new();
+    for (name, item) in &imports {
+        let (ComponentItem::ComponentInstance(instance), Some(iface)) =
+            (&item.ty, name.split('@').next())
+        else {
+            continue;
+        };
+        for (export, ty) in instance.exports(engine) {
+            let host = match (iface, export) {
+                ("wasi:io/poll", "pollable") => ResourceType::host::<DynPollable>(),
+                ("wasi:io/streams", "input-stream") => ResourceType::host::<DynInputStream>(),
+                ("wasi:io/streams", "output-stream") => ResourceType::host::<DynOutputStream>(),
+                ("wasi:io/error", "error") => ResourceType::host::<wasmtime::Error>(),
+                _ => continue,
+            };
+            if let ComponentItem::Resource(rt) = ty.ty {
+                io_resources.push((rt, host));
+            }
+        }
+    }
+    for (name, item) in &imports {
+        let linked = match classify_import(name) {
+            ImportClass::Host | ImportClass::Baseline | ImportClass::Environment => true,
+            ImportClass::Filesystem => profile.filesystem,
+            ImportClass::Http | ImportClass::Sockets | ImportClass::Unknown => false,
+        };
+        if linked {
+            continue;
+        }
+        let ComponentItem::ComponentInstance(instance) = &item.ty else {
+            wasmtime::bail!("unsupported top-level import `{name}`");
+        };
+        let mut inst = l.instance(name)?;
+        for (export, ty) in instance.exports(engine) {
+            match ty.ty {
+                ComponentItem::ComponentFunc(_) => {
+                    let full = format!("{name}#{export}");
+                    inst.func_new(export, move |_, _, _, _| {
+                        wasmtime::bail!("unknown import: `{full}` is not granted")
+                    })?;
+                }
+                ComponentItem::Resource(rt) => {
+                    let host = io_resources
+                        .iter()
+                        .find(|(component_side, _)| *component_side == rt)
+                        .map(|(_, host)| *host)
+                        .unwrap_or_else(ResourceType::host::<()>);
+                    inst.resource(export, host, |_, _| Ok(()))?;
+                }
+                _ => {}
+            }
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,15 @@
+//! Capabilities: what a call is granted, and how a grant becomes WASI.
+//!
+//! Invariant: a guest's WASI context and linker are built only from its
+//! [`Grant`]. No environment, arguments, stdio or network are inherited, no
+//! guest path resolves outside its preopen (cap-std enforces this for `..`
+//! and symlinks alike), and an interface the grant does not allow is not
+//! linked: calling it traps and the call reports which interface it was.
+
+mod grant;
+mod link;
+mod wasi;
+
+pub use grant::{FsAccess, FsGrant, Grant, GrantCut, WriteMode};
+pub use link::{LinkProfile, linker_for};
+pub use wasi::{GUEST_WORKSPACE, build_wasi};

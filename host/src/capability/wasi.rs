@@ -1,0 +1,39 @@
+//! A grant turned into a WASI context.
+
+use wasmtime_wasi::{FsPerms, WasiCtx};
+
+use super::{FsAccess, Grant};
+use crate::runtime::{CappedPipe, Limits};
+
+/// Where the workspace appears inside the guest.
+pub const GUEST_WORKSPACE: &str = "/workspace";
+
+/// Build the WASI context for one call from its grant and nothing else:
+/// empty environment and arguments, no stdin, stdout and stderr captured
+/// into capped pipes, the workspace preopened only if granted.
+pub fn build_wasi(
+    grant: &Grant,
+    limits: &Limits,
+    stdout: &CappedPipe,
+    stderr: &CappedPipe,
+) -> std::io::Result<WasiCtx> {
+    let mut b = WasiCtx::builder();
+    // Must precede `preopened_dir`: it makes small file reads 10-50x faster
+    // by not bouncing each one through a blocking thread pool.
+    b.allow_blocking_current_thread(true);
+    b.stdout(stdout.clone())
+        .stderr(stderr.clone())
+        .max_random_size(limits.random_bytes);
+    b.allow_tcp(false)
+        .allow_udp(false)
+        .allow_ip_name_lookup(false);
+    if let Some(fs) = &grant.filesystem {
+        let perms = match fs.access {
+            FsAccess::ReadOnly => FsPerms::ReadOnly,
+            FsAccess::ReadWrite => FsPerms::ReadWrite,
+        };
+        b.preopened_dir(&fs.host_dir, GUEST_WORKSPACE, perms)
+            .map_err(std::io::Error::other)?;
+    }
+    Ok(b.build())
+}

@@ -1,0 +1,147 @@
+//! The `warden` command line.
+//!
+//! Exit codes are part of the interface, see [`Exit`].
+
+mod plugin_cmd;
+mod tool_cmd;
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Args, Parser, Subcommand};
+
+/// Warden: run AI agent tools as sandboxed WebAssembly components.
+#[derive(Debug, Parser)]
+#[command(name = "warden", version, about, long_about = None)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// List and call tools.
+    #[command(subcommand)]
+    Tool(ToolCommand),
+    /// Install, list, inspect and remove plugins.
+    #[command(subcommand)]
+    Plugin(PluginCommand),
+}
+
+#[derive(Debug, Subcommand)]
+pub enum ToolCommand {
+    /// Every tool, its plugin, whether it is read-only, and its declared capabilities.
+    List {
+        /// One JSON document instead of a table.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Run one tool in the sandbox and print its result.
+    Call(CallArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct CallArgs {
+    /// The tool's name (see `warden tool list`).
+    pub name: String,
+    /// The input object: JSON text, `@FILE` to read it from a file, or `-` for stdin.
+    #[arg(long, short = 'i', default_value = "{}")]
+    pub input: String,
+    /// The directory the tool may see (default: the current directory).
+    #[arg(long, short = 'w')]
+    pub workspace: Option<PathBuf>,
+    /// Let plugins that declare write access write inside the workspace.
+    #[arg(long)]
+    pub allow_write: bool,
+    /// One JSON object with the outcome, grant, logs and timings.
+    #[arg(long)]
+    pub json: bool,
+    /// Wall-clock deadline in milliseconds [default: 30000].
+    #[arg(long, value_name = "MS")]
+    pub timeout_ms: Option<u64>,
+    /// Memory cap in MiB [default: 256].
+    #[arg(long, value_name = "MIB")]
+    pub memory_mib: Option<usize>,
+    /// Result text cap in bytes [default: 1048576].
+    #[arg(long, value_name = "BYTES")]
+    pub max_output_bytes: Option<usize>,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum PluginCommand {
+    /// Validate a component and install it.
+    Install {
+        /// Path of the `.wasm` component.
+        path: PathBuf,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Built-in and installed plugins.
+    List {
+        #[arg(long)]
+        json: bool,
+    },
+    /// Declared capabilities, imported interfaces, sha256, size and WIT version.
+    Inspect {
+        /// An installed plugin's name, or a path to a `.wasm` file.
+        target: String,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Remove an installed plugin.
+    Remove {
+        name: String,
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+/// Process exit codes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(u8)]
+pub enum Exit {
+    /// The command succeeded; for `tool call`, the tool returned a result.
+    Success = 0,
+    /// The tool ran and failed (including timeouts, memory and crashes).
+    ToolError = 1,
+    /// Bad usage or input: bad flags, unknown tool, invalid JSON, schema violation.
+    Usage = 2,
+    /// The call was denied.
+    Denied = 3,
+    /// The call was cancelled.
+    Cancelled = 4,
+    /// Warden itself failed: data directory, plugin loading, installation.
+    Failure = 5,
+}
+
+impl From<Exit> for ExitCode {
+    fn from(e: Exit) -> Self {
+        ExitCode::from(e as u8)
+    }
+}
+
+/// Run the parsed command line.
+pub fn run(cli: Cli) -> Exit {
+    match cli.command {
+        Command::Tool(ToolCommand::List { json }) => tool_cmd::list(json),
+        Command::Tool(ToolCommand::Call(args)) => tool_cmd::call(args),
+        Command::Plugin(cmd) => plugin_cmd::run(cmd),
+    }
+}
+
+/// Print an error for a human or as JSON, and return `code`.
+fn fail(json: bool, code: Exit, message: &str) -> Exit {
+    if json {
+        println!("{}", serde_json::json!({ "error": message }));
+    } else {
+        eprintln!("warden: {message}");
+    }
+    code
+}
+
+/// Open the catalog, or explain why not.
+fn open_catalog(json: bool) -> Result<crate::plugin::Catalog, Exit> {
+    let home =
+        crate::home::Home::from_env().map_err(|e| fail(json, Exit::Failure, &e.to_string()))?;
+    crate::plugin::Catalog::open(&home).map_err(|e| fail(json, Exit::Failure, &e.to_string()))
+}

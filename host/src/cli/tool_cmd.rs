@@ -1,0 +1,213 @@
+//! `warden tool list` and `warden tool call`.
+
+use std::io::{IsTerminal, Read};
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde_json::json;
+
+use super::{CallArgs, Exit, fail, open_catalog};
+use crate::capability::WriteMode;
+use crate::pipeline::{self, CallResult, Invocation, Stage};
+use crate::protocol::ToolOutcome;
+use crate::runtime::{CancelToken, Limits, ProgressEvent};
+
+pub fn list(json: bool) -> Exit {
+    let catalog = match open_catalog(json) {
+        Ok(c) => c,
+        Err(code) => return code,
+    };
+    if json {
+        let tools: Vec<_> = catalog
+            .tools()
+            .map(|(p, t)| {
+                json!({
+                    "name": t.name,
+                    "plugin": p.name(),
+                    "description": t.description,
+                    "read_only": t.annotations.read_only,
+                    "annotations": t.annotations,
+                    "capabilities": p.meta.manifest.capabilities,
+                    "input_schema": t.input_schema,
+                })
+            })
+            .collect();
+        println!("{}", json!({ "tools": tools }));
+        return Exit::Success;
+    }
+    println!(
+        "{:<16} {:<10} {:<10} {:<22} DESCRIPTION",
+        "TOOL", "PLUGIN", "ACCESS", "CAPABILITIES"
+    );
+    for (p, t) in catalog.tools() {
+        let access = if t.annotations.read_only {
+            "read-only"
+        } else {
+            "writes"
+        };
+        let caps = &p.meta.manifest.capabilities;
+        let mut cap = format!("fs:{}", caps.filesystem.as_str());
+        if !caps.network.is_empty() {
+            cap.push_str(&format!(" net:{}", caps.network.join(",")));
+        }
+        let desc = t.description.lines().next().unwrap_or("");
+        println!(
+            "{:<16} {:<10} {:<10} {:<22} {desc}",
+            t.name,
+            p.name(),
+            access,
+            cap
+        );
+    }
+    Exit::Success
+}
+
+pub fn call(args: CallArgs) -> Exit {
+    let input = match read_input(&args.input) {
+        Ok(i) => i,
+        Err(msg) => return fail(args.json, Exit::Usage, &msg),
+    };
+    let workspace = match args
+        .workspace
+        .clone()
+        .map(Ok)
+        .unwrap_or_else(std::env::current_dir)
+    {
+        Ok(w) => w,
+        Err(e) => {
+            return fail(
+                args.json,
+                Exit::Usage,
+                &format!("cannot read the current directory: {e}"),
+            );
+        }
+    };
+    let catalog = match open_catalog(args.json) {
+        Ok(c) => c,
+        Err(code) => return code,
+    };
+    let mut limits = Limits::default();
+    if let Some(ms) = args.timeout_ms {
+        limits.deadline = Duration::from_millis(ms);
+    }
+    if let Some(mib) = args.memory_mib {
+        limits.memory_bytes = mib.saturating_mul(1 << 20);
+    }
+    if let Some(bytes) = args.max_output_bytes {
+        limits.output_bytes = bytes;
+    }
+    let progress: Option<crate::runtime::ProgressSink> = (!args.json
+        && std::io::stderr().is_terminal())
+    .then(|| Arc::new(|p: &ProgressEvent| show_progress(p)) as crate::runtime::ProgressSink);
+    let result = pipeline::run(
+        &catalog,
+        Invocation {
+            tool: &args.name,
+            input: &input,
+            workspace: &workspace,
+            write: if args.allow_write {
+                WriteMode::AllowWrite
+            } else {
+                WriteMode::ReadOnly
+            },
+            limits,
+            cancel: CancelToken::new(),
+            progress,
+        },
+    );
+    if args.json {
+        print_json(&result);
+    } else {
+        print_human(&result);
+    }
+    exit_code(&result)
+}
+
+/// The exit code for a finished call.
+pub fn exit_code(result: &CallResult) -> Exit {
+    match (&result.outcome, result.stage) {
+        (ToolOutcome::Success(_), _) => Exit::Success,
+        (ToolOutcome::Error(_), Stage::Rejected) => Exit::Usage,
+        (ToolOutcome::Error(_), Stage::Load) => Exit::Failure,
+        (ToolOutcome::Error(_), Stage::Executed) => Exit::ToolError,
+        (ToolOutcome::Denied { .. }, _) => Exit::Denied,
+        (ToolOutcome::Cancelled, _) => Exit::Cancelled,
+    }
+}
+
+fn read_input(arg: &str) -> Result<String, String> {
+    if arg == "-" {
+        let mut s = String::new();
+        std::io::stdin()
+            .read_to_string(&mut s)
+            .map_err(|e| format!("cannot read input from stdin: {e}"))?;
+        return Ok(s);
+    }
+    if let Some(path) = arg.strip_prefix('@') {
+        return std::fs::read_to_string(path)
+            .map_err(|e| format!("cannot read input file {path}: {e}"));
+    }
+    Ok(arg.to_string())
+}
+
+fn show_progress(p: &ProgressEvent) {
+    match p.fraction {
+        Some(f) => eprintln!("… {} ({:.0}%)", p.message, f * 100.0),
+        None => eprintln!("… {}", p.message),
+    }
+}
+
+fn print_json(r: &CallResult) {
+    let report = r.report.as_ref();
+    let doc = json!({
+        "call_id": r.call_id,
+        "tool": r.tool,
+        "plugin": r.plugin,
+        "stage": r.stage,
+        "outcome": r.outcome,
+        "grant": r.grant,
+        "grant_cuts": r.grant_cuts,
+        "logs": report.map(|x| &x.logs),
+        "logs_dropped": report.map(|x| x.logs_dropped),
+        "stdout": report.map(|x| &x.stdout),
+        "stdout_dropped": report.map(|x| x.stdout_dropped),
+        "stderr": report.map(|x| &x.stderr),
+        "stderr_dropped": report.map(|x| x.stderr_dropped),
+        "duration_ms": report.map(|x| x.duration.as_secs_f64() * 1000.0),
+    });
+    println!("{doc}");
+}
+
+fn print_human(r: &CallResult) {
+    match &r.outcome {
+        ToolOutcome::Success(out) => {
+            print!("{}", out.text);
+            if !out.text.ends_with('\n') {
+                println!();
+            }
+        }
+        ToolOutcome::Error(e) => eprintln!("warden: {} failed ({}): {}", r.tool, e.kind, e.message),
+        ToolOutcome::Denied { reason } => eprintln!("warden: {} denied: {reason}", r.tool),
+        ToolOutcome::Cancelled => eprintln!("warden: {} cancelled", r.tool),
+    }
+    for cut in &r.grant_cuts {
+        eprintln!(
+            "warden: note: declared {} → granted {}",
+            cut.declared, cut.granted
+        );
+    }
+    if let Some(report) = &r.report {
+        for line in &report.logs {
+            eprintln!("[{:?}] {}", line.level, line.message);
+        }
+        if report.logs_dropped > 0 {
+            eprintln!(
+                "warden: note: {} log lines over the cap were dropped",
+                report.logs_dropped
+            );
+        }
+        if report.stdout_dropped + report.stderr_dropped > 0 {
+            eprintln!("warden: note: plugin stdout/stderr past the cap was dropped");
+        }
+    }
+}

@@ -1,0 +1,21 @@
+//! Warden: an AI agent runtime whose every tool is a WebAssembly component,
+//! run by wasmtime with only the capabilities its grant allows.
+//!
+//! Layers, each in its own module: [`protocol`] (pure types), [`runtime`]
+//! (engine, components, limits), [`capability`] (grants to WASI),
+//! [`plugin`] (manifests, built-ins, installation), [`pipeline`] (one
+//! validated, sandboxed call), [`cli`] (the `warden` command).
+
+pub mod capability;
+pub mod cli;
+pub mod home;
+pub mod pipeline;
+pub mod plugin;
+pub mod protocol;
+pub mod runtime;
+
+/// Paths of the guests built by the build script, for tests and benchmarks.
+#[doc(hidden)]
+pub mod test_plugins {
+    include!(concat!(env!("OUT_DIR"), "/test_plugins.rs"));
+}

@@ -1,0 +1,198 @@
+//! One tool call, end to end: the tool exists → the input is JSON that
+//! satisfies the tool's schema → the grant is computed → the call runs in
+//! the sandbox. Every path ends in a [`ToolOutcome`]; rejections before
+//! execution are marked so the CLI can tell bad input from tool failure.
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use crate::capability::{Grant, GrantCut, WriteMode};
+use crate::plugin::Catalog;
+use crate::protocol::{ErrorKind, ToolError, ToolOutcome};
+use crate::runtime::{CallReport, CallRequest, CancelToken, Limits, ProgressSink};
+
+/// A request to run one tool.
+pub struct Invocation<'a> {
+    pub tool: &'a str,
+    /// The input as JSON text, exactly as received.
+    pub input: &'a str,
+    pub workspace: &'a Path,
+    pub write: WriteMode,
+    pub limits: Limits,
+    pub cancel: CancelToken,
+    pub progress: Option<ProgressSink>,
+}
+
+/// Where a call stopped.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Stage {
+    /// Refused before running: unknown tool, bad JSON, schema violation, bad workspace.
+    Rejected,
+    /// The plugin could not be loaded.
+    Load,
+    /// The call ran in the sandbox.
+    Executed,
+}
+
+/// How a call went.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct CallResult {
+    pub call_id: String,
+    pub tool: String,
+    pub plugin: Option<String>,
+    pub stage: Stage,
+    pub outcome: ToolOutcome,
+    pub grant: Option<Grant>,
+    /// Declared capabilities the grant did not include.
+    pub grant_cuts: Vec<GrantCut>,
+    pub report: Option<CallReport>,
+}
+
+/// Run `inv` through the pipeline.
+pub fn run(catalog: &Catalog, inv: Invocation<'_>) -> CallResult {
+    let call_id = new_call_id();
+    let mut result = CallResult {
+        call_id: call_id.clone(),
+        tool: inv.tool.to_string(),
+        plugin: None,
+        stage: Stage::Rejected,
+        outcome: ToolOutcome::Cancelled,
+        grant: None,
+        grant_cuts: Vec::new(),
+        report: None,
+    };
+    let reject = |mut r: CallResult, kind: ErrorKind, msg: String| {
+        r.outcome = ToolOutcome::Error(ToolError::new(kind, msg));
+        r
+    };
+
+    let Some((entry, _spec)) = catalog.find_tool(inv.tool) else {
+        return reject(
+            result,
+            ErrorKind::UnknownTool,
+            unknown_tool_message(catalog, inv.tool),
+        );
+    };
+    result.plugin = Some(entry.name().to_string());
+    let input: serde_json::Value = match serde_json::from_str(inv.input) {
+        Ok(v) => v,
+        Err(e) => {
+            return reject(
+                result,
+                ErrorKind::InvalidInput,
+                format!("input is not valid JSON: {e}"),
+            );
+        }
+    };
+    if !input.is_object() {
+        return reject(
+            result,
+            ErrorKind::InvalidInput,
+            "input must be a JSON object".into(),
+        );
+    }
+    let workspace = match canonical_workspace(inv.workspace) {
+        Ok(p) => p,
+        Err(msg) => return reject(result, ErrorKind::InvalidInput, msg),
+    };
+
+    let plugin = match catalog.load(entry) {
+        Ok(p) => p,
+        Err(e) => {
+            result.stage = Stage::Load;
+            return reject(result, ErrorKind::Host, e.to_string());
+        }
+    };
+    if let Some(validator) = plugin.validator(inv.tool) {
+        let problems: Vec<String> = validator
+            .iter_errors(&input)
+            .map(|e| describe_violation(&e))
+            .collect();
+        if !problems.is_empty() {
+            return reject(
+                result,
+                ErrorKind::InvalidInput,
+                format!(
+                    "input does not match the schema of {}: {}",
+                    inv.tool,
+                    problems.join("; ")
+                ),
+            );
+        }
+    }
+
+    let (grant, cuts) =
+        Grant::from_declared(&plugin.meta.manifest.capabilities, &workspace, inv.write);
+    let canonical_input = input.to_string();
+    let report = plugin.call(CallRequest {
+        call_id,
+        tool: inv.tool,
+        input: &canonical_input,
+        grant: &grant,
+        limits: &inv.limits,
+        cancel: inv.cancel,
+        progress: inv.progress,
+    });
+    result.stage = Stage::Executed;
+    result.outcome = report.outcome.clone();
+    result.grant = Some(grant);
+    result.grant_cuts = cuts;
+    result.report = Some(report);
+    result
+}
+
+/// `input.a.b: message`, naming the offending field.
+fn describe_violation(e: &jsonschema::ValidationError<'_>) -> String {
+    let pointer = e.instance_path.to_string();
+    let field: String =
+        pointer
+            .split('/')
+            .filter(|s| !s.is_empty())
+            .fold("input".to_string(), |acc, part| {
+                if part.bytes().all(|b| b.is_ascii_digit()) {
+                    format!("{acc}[{part}]")
+                } else {
+                    format!("{acc}.{part}")
+                }
+            });
+    format!("{field}: {e}")
+}
+
+fn unknown_tool_message(catalog: &Catalog, name: &str) -> String {
+    let best = catalog
+        .tools()
+        .map(|(_, t)| t.name.as_str())
+        .map(|t| (strsim::levenshtein(t, name), t))
+        .filter(|(d, _)| *d <= 3)
+        .min();
+    match best {
+        Some((_, t)) => {
+            format!("unknown tool `{name}`; did you mean `{t}`? (see `warden tool list`)")
+        }
+        None => format!("unknown tool `{name}` (see `warden tool list`)"),
+    }
+}
+
+fn canonical_workspace(path: &Path) -> Result<PathBuf, String> {
+    let canonical = std::fs::canonicalize(path)
+        .map_err(|e| format!("workspace {}: {}", path.display(), e.kind()))?;
+    if !canonical.is_dir() {
+        return Err(format!("workspace {} is not a directory", path.display()));
+    }
+    Ok(canonical)
+}
+
+fn new_call_id() -> String {
+    static NEXT: AtomicU64 = AtomicU64::new(0);
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos() as u64)
+        .unwrap_or(0);
+    format!(
+        "call_{:x}{:04x}_{}",
+        nanos,
+        std::process::id() & 0xffff,
+        NEXT.fetch_add(1, Ordering::Relaxed)
+    )
+}

@@ -1,0 +1,11 @@
+//! Pure data types shared by every layer: tool specs, call outcomes, errors.
+//!
+//! No I/O lives here. Every tool call ends in exactly one [`ToolOutcome`],
+//! and consumers match it exhaustively, so a new outcome forces a decision
+//! everywhere it is handled.
+
+mod outcome;
+mod spec;
+
+pub use outcome::{ErrorKind, ToolError, ToolOutcome, ToolOutput};
+pub use spec::{Annotations, ToolName, ToolNameError, ToolSpec};

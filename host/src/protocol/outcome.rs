@@ -1,0 +1,123 @@
+//! How a tool call ends.
+
+use serde::{Deserialize, Serialize};
+
+/// The one way every tool call ends.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum ToolOutcome {
+    /// The tool ran and produced a result.
+    Success(ToolOutput),
+    /// The tool, or the sandbox around it, failed.
+    Error(ToolError),
+    /// The user cancelled the call before it finished.
+    Cancelled,
+    /// The call was not allowed to run.
+    Denied {
+        /// Why, in words the model can act on.
+        reason: String,
+    },
+}
+
+impl ToolOutcome {
+    /// A short word for the outcome, for tables and logs.
+    pub fn label(&self) -> &'static str {
+        match self {
+            ToolOutcome::Success(_) => "success",
+            ToolOutcome::Error(_) => "error",
+            ToolOutcome::Cancelled => "cancelled",
+            ToolOutcome::Denied { .. } => "denied",
+        }
+    }
+
+    /// The text a model reads for this outcome.
+    pub fn model_text(&self) -> String {
+        match self {
+            ToolOutcome::Success(out) => out.text.clone(),
+            ToolOutcome::Error(e) => format!("error ({}): {}", e.kind.as_str(), e.message),
+            ToolOutcome::Cancelled => "cancelled by the user".to_string(),
+            ToolOutcome::Denied { reason } => format!("denied: {reason}"),
+        }
+    }
+}
+
+/// A successful result.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ToolOutput {
+    /// What the model reads.
+    pub text: String,
+    /// Optional machine-readable result.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub structured: Option<serde_json::Value>,
+    /// True when the host cut `text` at the output cap.
+    #[serde(skip_serializing_if = "std::ops::Not::not", default)]
+    pub truncated: bool,
+}
+
+/// A failed call: a kind and a message saying what to do next.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, thiserror::Error)]
+#[error("{kind}: {message}")]
+pub struct ToolError {
+    pub kind: ErrorKind,
+    pub message: String,
+}
+
+impl ToolError {
+    pub fn new(kind: ErrorKind, message: impl Into<String>) -> Self {
+        ToolError {
+            kind,
+            message: message.into(),
+        }
+    }
+}
+
+/// Why a call failed. The first six kinds are reported by plugins through
+/// WIT; the rest are decided by the host.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ErrorKind {
+    /// Malformed input or a schema violation.
+    InvalidInput,
+    /// A named file or entity does not exist.
+    NotFound,
+    /// The sandbox or the system refused the operation.
+    PermissionDenied,
+    /// Any other I/O failure.
+    Io,
+    /// The call ran past its deadline and was interrupted.
+    Timeout,
+    /// A bug in the plugin, as the plugin reports it.
+    Internal,
+    /// The plugin tried to grow its memory past the call's cap.
+    MemoryLimit,
+    /// The plugin trapped (a panic, an out-of-bounds access, ...).
+    Crashed,
+    /// No tool of that name is installed.
+    UnknownTool,
+    /// The host could not load or run the plugin at all.
+    Host,
+}
+
+impl ErrorKind {
+    /// The kebab-case name shown to users and models.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ErrorKind::InvalidInput => "invalid-input",
+            ErrorKind::NotFound => "not-found",
+            ErrorKind::PermissionDenied => "permission-denied",
+            ErrorKind::Io => "io",
+            ErrorKind::Timeout => "timeout",
+            ErrorKind::Internal => "internal",
+            ErrorKind::MemoryLimit => "memory-limit",
+            ErrorKind::Crashed => "crashed",
+            ErrorKind::UnknownTool => "unknown-tool",
+            ErrorKind::Host => "host",
+        }
+    }
+}
+
+impl std::fmt::Display for ErrorKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}

@@ -1,0 +1,284 @@
+//! Running one tool call: a fresh store and instance, every limit set, and
+//! every way the guest can end mapped to exactly one [`ToolOutcome`].
+
+use std::time::{Duration, Instant};
+
+use wasmtime::{Store, UpdateDeadline};
+
+use super::bindings::types;
+use super::component::LoadedPlugin;
+use super::limits::{Limits, MAX_MEMORY_BYTES};
+use super::pipe::CappedPipe;
+use super::state::{
+    CallState, CancelToken, Interrupt, Interrupted, LogLine, ProgressEvent, ProgressSink,
+    floor_char_boundary,
+};
+use crate::capability::{GUEST_WORKSPACE, Grant, build_wasi};
+use crate::protocol::{ErrorKind, ToolError, ToolOutcome, ToolOutput};
+
+/// One call to make.
+#[derive(Clone)]
+pub struct CallRequest<'a> {
+    pub call_id: String,
+    pub tool: &'a str,
+    /// The input object as JSON text, already validated against the schema.
+    pub input: &'a str,
+    pub grant: &'a Grant,
+    pub limits: &'a Limits,
+    pub cancel: CancelToken,
+    pub progress: Option<ProgressSink>,
+}
+
+/// What happened during a call.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct CallReport {
+    pub outcome: ToolOutcome,
+    pub logs: Vec<LogLine>,
+    pub logs_dropped: u64,
+    pub progress: Vec<ProgressEvent>,
+    /// Captured stdout (lossy UTF-8), at most the stdio cap.
+    pub stdout: String,
+    pub stdout_dropped: u64,
+    pub stderr: String,
+    pub stderr_dropped: u64,
+    #[serde(with = "duration_ms")]
+    pub duration: Duration,
+}
+
+mod duration_ms {
+    pub fn serialize<S: serde::Serializer>(
+        d: &std::time::Duration,
+        s: S,
+    ) -> Result<S::Ok, S::Error> {
+        s.serialize_f64(d.as_secs_f64() * 1000.0)
+    }
+}
+
+impl LoadedPlugin {
+    /// Run `req` in a fresh instance and report how it ended.
+    pub fn call(&self, req: CallRequest<'_>) -> CallReport {
+        let started = Instant::now();
+        let mut limits = req.limits.clone();
+        limits.memory_bytes = limits.memory_bytes.min(MAX_MEMORY_BYTES);
+        let stdout = CappedPipe::new(limits.stdio_bytes);
+        let stderr = CappedPipe::new(limits.stdio_bytes);
+        let mut report = CallReport {
+            outcome: ToolOutcome::Cancelled,
+            logs: Vec::new(),
+            logs_dropped: 0,
+            progress: Vec::new(),
+            stdout: String::new(),
+            stdout_dropped: 0,
+            stderr: String::new(),
+            stderr_dropped: 0,
+            duration: Duration::ZERO,
+        };
+        if req.cancel.is_cancelled() {
+            report.duration = started.elapsed();
+            return report;
+        }
+        let outcome = match build_wasi(req.grant, &limits, &stdout, &stderr) {
+            Err(e) => host_error(format!(
+                "cannot open the workspace for this call: {}",
+                e.kind()
+            )),
+            Ok(wasi) => {
+                let state = CallState::new(
+                    wasi,
+                    stderr.clone(),
+                    limits.clone(),
+                    req.cancel.clone(),
+                    req.progress.clone(),
+                );
+                let mut store = Store::new(&self.engine, state);
+                let outcome = self.run(&mut store, &req, &limits);
+                let state = store.into_data();
+                report.logs = state.logs;
+                report.logs_dropped = state.logs_dropped;
+                report.progress = state.progress;
+                outcome
+            }
+        };
+        let out = stdout.captured();
+        let err = stderr.captured();
+        report.stdout = String::from_utf8_lossy(&out.bytes).into_owned();
+        report.stdout_dropped = out.dropped;
+        report.stderr = String::from_utf8_lossy(&err.bytes).into_owned();
+        report.stderr_dropped = err.dropped;
+        report.outcome = scrub_paths(outcome, req.grant);
+        report.duration = started.elapsed();
+        report
+    }
+
+    fn run(
+        &self,
+        store: &mut Store<CallState>,
+        req: &CallRequest<'_>,
+        limits: &Limits,
+    ) -> ToolOutcome {
+        store.limiter(|s| s);
+        store.set_hostcall_fuel(limits.hostcall_fuel);
+        store.set_epoch_deadline(1);
+        store.epoch_deadline_callback(|cx| match cx.data().check_interrupt() {
+            Some(why) => Err(Interrupted(why).into()),
+            None => Ok(UpdateDeadline::Continue(1)),
+        });
+        let pre = match self.instance_pre(req.grant.link_profile()) {
+            Ok(pre) => pre,
+            Err(e) => return host_error(e.to_string()),
+        };
+        let instance = match pre.instantiate(&mut *store) {
+            Ok(i) => i,
+            Err(e) => return classify_trap(store, e, limits),
+        };
+        let context = types::CallContext {
+            call_id: req.call_id.clone(),
+            workspace: req
+                .grant
+                .filesystem
+                .as_ref()
+                .map(|_| GUEST_WORKSPACE.to_string()),
+            workspace_display: req
+                .grant
+                .filesystem
+                .as_ref()
+                .map(|fs| fs.host_dir.display().to_string()),
+            deadline_ms: u64::try_from(limits.deadline.as_millis()).unwrap_or(u64::MAX),
+        };
+        let result =
+            instance
+                .warden_tool_plugin()
+                .call_call(&mut *store, req.tool, req.input, &context);
+        match result {
+            Err(e) => classify_trap(store, e, limits),
+            Ok(Err(e)) => ToolOutcome::Error(ToolError::new(guest_kind(e.kind), e.message)),
+            Ok(Ok(out)) => success(out, limits),
+        }
+    }
+}
+
+fn success(out: types::ToolOutput, limits: &Limits) -> ToolOutcome {
+    let structured = match out
+        .structured
+        .as_deref()
+        .map(serde_json::from_str::<serde_json::Value>)
+    {
+        None => None,
+        Some(Ok(v)) => Some(v),
+        Some(Err(e)) => {
+            return ToolOutcome::Error(ToolError::new(
+                ErrorKind::Internal,
+                format!("the plugin returned structured output that is not JSON: {e}"),
+            ));
+        }
+    };
+    let mut text = out.text;
+    let mut truncated = false;
+    if text.len() > limits.output_bytes {
+        let total = text.len();
+        text.truncate(floor_char_boundary(&text, limits.output_bytes));
+        text.push_str(&format!(
+            "\n[output truncated by the host: {total} bytes exceeded the {}-byte cap]",
+            limits.output_bytes
+        ));
+        truncated = true;
+    }
+    ToolOutcome::Success(ToolOutput {
+        text,
+        structured,
+        truncated,
+    })
+}
+
+fn guest_kind(kind: types::ErrorKind) -> ErrorKind {
+    match kind {
+        types::ErrorKind::InvalidInput => ErrorKind::InvalidInput,
+        types::ErrorKind::NotFound => ErrorKind::NotFound,
+        types::ErrorKind::PermissionDenied => ErrorKind::PermissionDenied,
+        types::ErrorKind::Io => ErrorKind::Io,
+        types::ErrorKind::Timeout => ErrorKind::Timeout,
+        types::ErrorKind::Internal => ErrorKind::Internal,
+    }
+}
+
+/// Map a trap to the outcome that explains it.
+fn classify_trap(store: &Store<CallState>, err: wasmtime::Error, limits: &Limits) -> ToolOutcome {
+    if let Some(Interrupted(why)) = err.downcast_ref::<Interrupted>() {
+        return match why {
+            Interrupt::Cancelled => ToolOutcome::Cancelled,
+            Interrupt::Deadline => ToolOutcome::Error(ToolError::new(
+                ErrorKind::Timeout,
+                format!(
+                    "the call ran past its {} deadline and was stopped",
+                    human_duration(limits.deadline)
+                ),
+            )),
+        };
+    }
+    let state = store.data();
+    if state.memory_refused {
+        return ToolOutcome::Error(ToolError::new(
+            ErrorKind::MemoryLimit,
+            format!(
+                "the plugin tried to use more than its {} MiB memory limit and was stopped",
+                limits.memory_bytes >> 20
+            ),
+        ));
+    }
+    let text = format!("{err:#}");
+    if let Some(rest) = text.split("unknown import: `").nth(1) {
+        let name = rest.split(['`', '#']).next().unwrap_or("an interface");
+        return ToolOutcome::Error(ToolError::new(
+            ErrorKind::PermissionDenied,
+            format!("the plugin called {name}, which its grant does not include"),
+        ));
+    }
+    let stderr = state.stderr.captured();
+    let tail = String::from_utf8_lossy(&stderr.bytes);
+    let panic = tail
+        .lines()
+        .rev()
+        .find(|l| l.contains("panicked at"))
+        .map(str::trim);
+    let root = err.root_cause().to_string();
+    let message = match panic {
+        Some(p) => format!("the plugin crashed: {p} ({root})"),
+        None => format!("the plugin crashed: {root}"),
+    };
+    ToolOutcome::Error(ToolError::new(ErrorKind::Crashed, message))
+}
+
+fn host_error(message: String) -> ToolOutcome {
+    ToolOutcome::Error(ToolError::new(ErrorKind::Host, message))
+}
+
+fn human_duration(d: Duration) -> String {
+    if d.as_millis() % 1000 == 0 {
+        format!("{}s", d.as_secs())
+    } else {
+        format!("{}ms", d.as_millis())
+    }
+}
+
+/// Replace the workspace's host path in error and denial text, so what the
+/// model reads never carries host absolute paths.
+fn scrub_paths(outcome: ToolOutcome, grant: &Grant) -> ToolOutcome {
+    let Some(fs) = &grant.filesystem else {
+        return outcome;
+    };
+    let host = fs.host_dir.display().to_string();
+    let scrub = |s: String| {
+        if host.len() > 1 {
+            s.replace(&host, "<workspace>")
+        } else {
+            s
+        }
+    };
+    match outcome {
+        ToolOutcome::Error(e) => ToolOutcome::Error(ToolError::new(e.kind, scrub(e.message))),
+        ToolOutcome::Denied { reason } => ToolOutcome::Denied {
+            reason: scrub(reason),
+        },
+        o @ (ToolOutcome::Success(_) | ToolOutcome::Cancelled) => o,
+    }
+}

@@ -1,0 +1,221 @@
+//! A loaded plugin: compiled component, manifest, tool specs, and cached
+//! `InstancePre`s (one per link profile) so each call only instantiates.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, PoisonError};
+
+use wasmtime::Engine;
+use wasmtime::component::Component;
+
+use super::bindings::ToolPluginPre;
+use super::state::CallState;
+use crate::capability::{LinkProfile, linker_for};
+use crate::plugin::{Manifest, ManifestError};
+use crate::protocol::{ToolName, ToolSpec};
+
+/// The WIT package versions this host can run.
+pub const SUPPORTED_WIT: &[&str] = &["0.1.0"];
+
+/// The interface every plugin must export, without its version.
+pub const PLUGIN_EXPORT: &str = "warden:tool/plugin";
+
+/// Why a component could not be loaded as a plugin.
+#[derive(Debug, thiserror::Error)]
+pub enum LoadError {
+    #[error(transparent)]
+    Manifest(#[from] ManifestError),
+    #[error("not a valid WebAssembly component: {0}")]
+    Compile(String),
+    #[error(
+        "not a Warden tool plugin: it does not export `{PLUGIN_EXPORT}`; build it with warden-sdk"
+    )]
+    NotAPlugin,
+    #[error(
+        "the plugin was built against warden:tool@{found}, but this warden supports {}; rebuild it with a matching warden-sdk",
+        SUPPORTED_WIT.join(", ")
+    )]
+    UnsupportedWit { found: String },
+    #[error("the component does not fit the warden:tool world: {0}")]
+    World(String),
+    #[error("the plugin's tool list is invalid: {0}")]
+    Tools(String),
+}
+
+/// Everything known about a component without running a tool.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct PluginMeta {
+    pub manifest: Manifest,
+    pub tools: Vec<ToolSpec>,
+    /// Interfaces the component imports, with versions.
+    pub imports: Vec<String>,
+    /// The `warden:tool` version the component was built against.
+    pub wit_version: String,
+}
+
+/// A plugin ready to run calls.
+pub struct LoadedPlugin {
+    pub(crate) engine: Engine,
+    pub(crate) component: Component,
+    pub meta: PluginMeta,
+    pub sha256: String,
+    pres: Mutex<HashMap<LinkProfile, ToolPluginPre<CallState>>>,
+    validators: Mutex<HashMap<String, Arc<jsonschema::Validator>>>,
+}
+
+impl std::fmt::Debug for LoadedPlugin {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LoadedPlugin")
+            .field("name", &self.meta.manifest.name)
+            .field("sha256", &self.sha256)
+            .finish()
+    }
+}
+
+impl LoadedPlugin {
+    pub(crate) fn new(
+        engine: Engine,
+        component: Component,
+        meta: PluginMeta,
+        sha256: String,
+    ) -> Self {
+        LoadedPlugin {
+            engine,
+            component,
+            meta,
+            sha256,
+            pres: Mutex::default(),
+            validators: Mutex::default(),
+        }
+    }
+
+    /// The plugin's name from its manifest.
+    pub fn name(&self) -> &str {
+        &self.meta.manifest.name
+    }
+
+    /// The tools the plugin provides.
+    pub fn tools(&self) -> &[ToolSpec] {
+        &self.meta.tools
+    }
+
+    /// The spec of tool `name`, if this plugin provides it.
+    pub fn tool(&self, name: &str) -> Option<&ToolSpec> {
+        self.meta.tools.iter().find(|t| t.name.as_str() == name)
+    }
+
+    /// The pre-linked instance for `profile`, built on first use.
+    pub(crate) fn instance_pre(
+        &self,
+        profile: LinkProfile,
+    ) -> Result<ToolPluginPre<CallState>, LoadError> {
+        let mut pres = self.pres.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(pre) = pres.get(&profile) {
+            return Ok(pre.clone());
+        }
+        let linker = linker_for(&self.engine, &self.component, profile)
+            .map_err(|e| LoadError::World(format!("{e:#}")))?;
+        let pre = linker
+            .instantiate_pre(&self.component)
+            .map_err(|e| LoadError::World(format!("{e:#}")))?;
+        let pre = ToolPluginPre::new(pre).map_err(|e| LoadError::World(format!("{e:#}")))?;
+        pres.insert(profile, pre.clone());
+        Ok(pre)
+    }
+
+    /// The compiled JSON Schema validator for tool `name`'s input.
+    pub fn validator(&self, name: &str) -> Option<Arc<jsonschema::Validator>> {
+        let mut validators = self
+            .validators
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        if let Some(v) = validators.get(name) {
+            return Some(v.clone());
+        }
+        let spec = self.tool(name)?;
+        let v = Arc::new(jsonschema::validator_for(&spec.input_schema).ok()?);
+        validators.insert(name.to_string(), v.clone());
+        Some(v)
+    }
+}
+
+/// The imports of `component` and the `warden:tool` version it exports.
+pub(crate) fn interface_facts(
+    engine: &Engine,
+    component: &Component,
+) -> Result<(Vec<String>, String), LoadError> {
+    let ty = component.component_type();
+    let imports: Vec<String> = ty
+        .imports(engine)
+        .map(|(name, _)| name.to_string())
+        .collect();
+    let version = ty
+        .exports(engine)
+        .find_map(|(name, _)| name.strip_prefix(PLUGIN_EXPORT).map(str::to_string))
+        .ok_or(LoadError::NotAPlugin)?;
+    let version = version
+        .strip_prefix('@')
+        .unwrap_or("unversioned")
+        .to_string();
+    if !SUPPORTED_WIT.contains(&version.as_str()) {
+        return Err(LoadError::UnsupportedWit { found: version });
+    }
+    for import in &imports {
+        if let Some(v) = import
+            .strip_prefix("warden:tool/host@")
+            .or_else(|| import.strip_prefix("warden:tool/types@"))
+            && v != version
+        {
+            return Err(LoadError::UnsupportedWit {
+                found: v.to_string(),
+            });
+        }
+    }
+    Ok((imports, version))
+}
+
+/// Check a plugin's tool list: valid unique names and compilable schemas.
+pub(crate) fn check_tools(tools: &[ToolSpec]) -> Result<(), LoadError> {
+    let mut seen = std::collections::HashSet::new();
+    for t in tools {
+        if !seen.insert(t.name.as_str()) {
+            return Err(LoadError::Tools(format!("tool {} is listed twice", t.name)));
+        }
+        if !t.input_schema.is_object() {
+            return Err(LoadError::Tools(format!(
+                "tool {}: the input schema is not a JSON object",
+                t.name
+            )));
+        }
+        if let Err(e) = jsonschema::validator_for(&t.input_schema) {
+            return Err(LoadError::Tools(format!(
+                "tool {}: invalid input schema: {e}",
+                t.name
+            )));
+        }
+    }
+    if tools.is_empty() {
+        return Err(LoadError::Tools("the plugin provides no tools".into()));
+    }
+    Ok(())
+}
+
+/// Turn a guest tool spec into a host one.
+pub(crate) fn spec_from_guest(
+    spec: super::bindings::types::ToolSpec,
+) -> Result<ToolSpec, LoadError> {
+    let name = ToolName::new(spec.name).map_err(|e| LoadError::Tools(e.to_string()))?;
+    let input_schema: serde_json::Value = serde_json::from_str(&spec.input_schema)
+        .map_err(|e| LoadError::Tools(format!("tool {name}: the input schema is not JSON: {e}")))?;
+    let a = spec.annotations;
+    Ok(ToolSpec {
+        name,
+        description: spec.description,
+        input_schema,
+        annotations: crate::protocol::Annotations {
+            read_only: a.read_only,
+            destructive: a.destructive,
+            idempotent: a.idempotent,
+            open_world: a.open_world,
+        },
+    })
+}

@@ -1,0 +1,153 @@
+//! The wasmtime host: one engine, a compile cache, loaded plugins, calls.
+//!
+//! Invariants: each call gets a fresh store and instance (no state leaks
+//! between calls); every limit in [`Limits`] is applied to every call; a
+//! guest that traps, loops or exhausts memory ends its own call only.
+
+pub mod bindings;
+mod cache;
+mod call;
+mod component;
+mod engine;
+mod limits;
+mod pipe;
+mod state;
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use sha2::{Digest, Sha256};
+use wasmtime::Engine;
+
+pub use cache::{CompileCache, wasmtime_version};
+pub use call::{CallReport, CallRequest};
+pub use component::{LoadError, LoadedPlugin, PLUGIN_EXPORT, PluginMeta, SUPPORTED_WIT};
+pub use engine::{MAX_CONCURRENT_INSTANCES, TICK};
+pub use limits::{Limits, MAX_MEMORY_BYTES};
+pub use pipe::{CappedPipe, Captured};
+pub use state::{CallState, CancelToken, LogLevel, LogLine, ProgressEvent, ProgressSink};
+
+use crate::capability::Grant;
+use crate::plugin::Manifest;
+
+/// Side-data file extension for cached [`PluginMeta`].
+const META_EXT: &str = "meta.json";
+
+/// The engine and compile cache shared by every plugin and call.
+#[derive(Clone)]
+pub struct Runtime {
+    engine: Engine,
+    cache: CompileCache,
+}
+
+/// The runtime could not start.
+#[derive(Debug, thiserror::Error)]
+#[error("cannot start the WebAssembly engine: {0}")]
+pub struct RuntimeError(String);
+
+impl Runtime {
+    /// A runtime whose compiled components are cached in `cache_dir`.
+    pub fn new(cache_dir: PathBuf) -> Result<Self, RuntimeError> {
+        let engine = engine::build().map_err(|e| RuntimeError(format!("{e:#}")))?;
+        let cache = CompileCache::new(cache_dir, &engine);
+        Ok(Runtime { engine, cache })
+    }
+
+    pub fn engine(&self) -> &Engine {
+        &self.engine
+    }
+
+    pub fn cache(&self) -> &CompileCache {
+        &self.cache
+    }
+
+    /// The metadata of a component, from the cache when possible.
+    pub fn meta(&self, wasm: &[u8], sha256: &str) -> Result<PluginMeta, LoadError> {
+        if let Some(meta) = self
+            .cache
+            .read_json(sha256, META_EXT)
+            .and_then(|v| serde_json::from_value(v).ok())
+        {
+            return Ok(meta);
+        }
+        Ok(self.load(wasm, Some(sha256))?.meta.clone())
+    }
+
+    /// Load a component: compile it (or map it from the cache), check that
+    /// it fits the `warden:tool` world at a supported version, and read its
+    /// manifest and tool list. `sha256` may be passed when already known.
+    pub fn load(&self, wasm: &[u8], sha256: Option<&str>) -> Result<Arc<LoadedPlugin>, LoadError> {
+        let sha = match sha256 {
+            Some(s) => s.to_string(),
+            None => sha256_hex(wasm),
+        };
+        let cached_meta = self
+            .cache
+            .read_json(&sha, META_EXT)
+            .and_then(|v| serde_json::from_value::<PluginMeta>(v).ok());
+        if let (Some(meta), Some(component)) = (&cached_meta, self.cache.load(&self.engine, &sha)) {
+            return Ok(Arc::new(LoadedPlugin::new(
+                self.engine.clone(),
+                component,
+                meta.clone(),
+                sha,
+            )));
+        }
+
+        let manifest = Manifest::from_component(wasm)?;
+        let component = self
+            .cache
+            .compile(&self.engine, &sha, wasm)
+            .map_err(|e| LoadError::Compile(format!("{e:#}")))?;
+        let (imports, wit_version) = component::interface_facts(&self.engine, &component)?;
+        let meta = PluginMeta {
+            manifest,
+            tools: Vec::new(),
+            imports,
+            wit_version,
+        };
+        let mut plugin = LoadedPlugin::new(self.engine.clone(), component, meta, sha.clone());
+        plugin.meta.tools = list_tools(&plugin)?;
+        component::check_tools(&plugin.meta.tools)?;
+        if let Ok(v) = serde_json::to_value(&plugin.meta) {
+            self.cache.write_json(&sha, META_EXT, &v);
+        }
+        Ok(Arc::new(plugin))
+    }
+}
+
+/// Ask the plugin for its tools, in a sandbox with no capabilities.
+fn list_tools(plugin: &LoadedPlugin) -> Result<Vec<crate::protocol::ToolSpec>, LoadError> {
+    let limits = Limits {
+        deadline: Duration::from_secs(10),
+        ..Limits::default()
+    };
+    let grant = Grant::none();
+    let stdout = CappedPipe::new(limits.stdio_bytes);
+    let stderr = CappedPipe::new(limits.stdio_bytes);
+    let wasi = crate::capability::build_wasi(&grant, &limits, &stdout, &stderr)
+        .map_err(|e| LoadError::World(e.to_string()))?;
+    let state = CallState::new(wasi, stderr, limits, CancelToken::new(), None);
+    let mut store = wasmtime::Store::new(&plugin.engine, state);
+    store.limiter(|s| s);
+    store.set_epoch_deadline(1);
+    store.epoch_deadline_callback(|cx| match cx.data().check_interrupt() {
+        Some(why) => Err(state::Interrupted(why).into()),
+        None => Ok(wasmtime::UpdateDeadline::Continue(1)),
+    });
+    let pre = plugin.instance_pre(grant.link_profile())?;
+    let instance = pre
+        .instantiate(&mut store)
+        .map_err(|e| LoadError::World(format!("{e:#}")))?;
+    let specs = instance
+        .warden_tool_plugin()
+        .call_tools(&mut store)
+        .map_err(|e| LoadError::Tools(format!("listing tools failed: {e:#}")))?;
+    specs.into_iter().map(component::spec_from_guest).collect()
+}
+
+/// Lowercase hex sha256 of `bytes`.
+pub fn sha256_hex(bytes: &[u8]) -> String {
+    hex::encode(Sha256::digest(bytes))
+}

@@ -1,0 +1,219 @@
+//! The per-call store state: WASI context, limits, captured logs and the
+//! host interface every plugin imports.
+//!
+//! A fresh `CallState` backs every call, so nothing a guest does survives
+//! into the next call.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Instant;
+
+use wasmtime::ResourceLimiter;
+use wasmtime::component::ResourceTable;
+use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
+
+use super::bindings::host;
+use super::limits::Limits;
+use super::pipe::CappedPipe;
+
+/// A flag the caller sets to cancel a running call.
+#[derive(Debug, Clone, Default)]
+pub struct CancelToken(Arc<AtomicBool>);
+
+impl CancelToken {
+    pub fn new() -> Self {
+        Self::default()
+    }
+    /// Ask the call to stop; the guest is interrupted within one epoch tick.
+    pub fn cancel(&self) {
+        self.0.store(true, Ordering::SeqCst);
+    }
+    pub fn is_cancelled(&self) -> bool {
+        self.0.load(Ordering::SeqCst)
+    }
+}
+
+/// Severity of a guest log line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum LogLevel {
+    Trace,
+    Debug,
+    Info,
+    Warn,
+    Error,
+}
+
+/// One line a guest logged.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct LogLine {
+    pub level: LogLevel,
+    pub message: String,
+}
+
+/// One progress report from a guest.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct ProgressEvent {
+    pub message: String,
+    pub fraction: Option<f32>,
+}
+
+/// Receives progress reports as they happen (for example to draw them).
+pub type ProgressSink = Arc<dyn Fn(&ProgressEvent) + Send + Sync>;
+
+/// Why the host stopped a guest.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Interrupt {
+    Deadline,
+    Cancelled,
+}
+
+/// The error an epoch callback raises to stop a guest.
+#[derive(Debug, thiserror::Error)]
+#[error("guest interrupted: {0:?}")]
+pub struct Interrupted(pub Interrupt);
+
+/// Store data for one call.
+pub struct CallState {
+    wasi: WasiCtx,
+    table: ResourceTable,
+    pub(crate) limits: Limits,
+    pub(crate) deadline: Instant,
+    pub(crate) cancel: CancelToken,
+    pub(crate) stderr: CappedPipe,
+    pub(crate) logs: Vec<LogLine>,
+    log_bytes: usize,
+    pub(crate) logs_dropped: u64,
+    pub(crate) progress: Vec<ProgressEvent>,
+    progress_sink: Option<ProgressSink>,
+    /// Set when the limiter refused a memory growth.
+    pub(crate) memory_refused: bool,
+}
+
+impl CallState {
+    pub(crate) fn new(
+        wasi: WasiCtx,
+        stderr: CappedPipe,
+        limits: Limits,
+        cancel: CancelToken,
+        progress_sink: Option<ProgressSink>,
+    ) -> Self {
+        let mut table = ResourceTable::new();
+        table.set_max_capacity(limits.resource_handles);
+        CallState {
+            wasi,
+            table,
+            deadline: Instant::now() + limits.deadline,
+            limits,
+            cancel,
+            stderr,
+            logs: Vec::new(),
+            log_bytes: 0,
+            logs_dropped: 0,
+            progress: Vec::new(),
+            progress_sink,
+            memory_refused: false,
+        }
+    }
+
+    /// Decide, at an epoch tick, whether the guest may go on.
+    pub(crate) fn check_interrupt(&self) -> Option<Interrupt> {
+        if self.cancel.is_cancelled() {
+            Some(Interrupt::Cancelled)
+        } else if Instant::now() >= self.deadline {
+            Some(Interrupt::Deadline)
+        } else {
+            None
+        }
+    }
+}
+
+impl WasiView for CallState {
+    fn ctx(&mut self) -> WasiCtxView<'_> {
+        WasiCtxView {
+            ctx: &mut self.wasi,
+            table: &mut self.table,
+        }
+    }
+}
+
+impl ResourceLimiter for CallState {
+    fn memory_growing(
+        &mut self,
+        _current: usize,
+        desired: usize,
+        _maximum: Option<usize>,
+    ) -> wasmtime::Result<bool> {
+        if desired > self.limits.memory_bytes {
+            self.memory_refused = true;
+            return Ok(false);
+        }
+        Ok(true)
+    }
+
+    fn table_growing(
+        &mut self,
+        _current: usize,
+        desired: usize,
+        _maximum: Option<usize>,
+    ) -> wasmtime::Result<bool> {
+        Ok(desired <= MAX_TABLE_ELEMENTS)
+    }
+}
+
+/// Table elements a guest may grow to; tables hold function references.
+const MAX_TABLE_ELEMENTS: usize = 100_000;
+
+impl host::Host for CallState {
+    fn log(&mut self, level: host::LogLevel, message: String) {
+        let full = self.logs.len() >= self.limits.log_lines
+            || self.log_bytes + message.len() > self.limits.log_bytes;
+        if full {
+            self.logs_dropped += 1;
+            return;
+        }
+        self.log_bytes += message.len();
+        let level = match level {
+            host::LogLevel::Trace => LogLevel::Trace,
+            host::LogLevel::Debug => LogLevel::Debug,
+            host::LogLevel::Info => LogLevel::Info,
+            host::LogLevel::Warn => LogLevel::Warn,
+            host::LogLevel::Error => LogLevel::Error,
+        };
+        self.logs.push(LogLine { level, message });
+    }
+
+    fn progress(&mut self, message: String, fraction: Option<f32>) {
+        if self.progress.len() >= self.limits.progress_events {
+            return;
+        }
+        let fraction = fraction
+            .filter(|f| f.is_finite())
+            .map(|f| f.clamp(0.0, 1.0));
+        let mut message = message;
+        message.truncate(floor_char_boundary(&message, 200));
+        let event = ProgressEvent { message, fraction };
+        if let Some(sink) = &self.progress_sink {
+            sink(&event);
+        }
+        self.progress.push(event);
+    }
+
+    fn is_cancelled(&mut self) -> bool {
+        self.cancel.is_cancelled()
+    }
+}
+
+impl super::bindings::types::Host for CallState {}
+
+/// The largest index `<= max` that is a char boundary of `s`.
+pub(crate) fn floor_char_boundary(s: &str, max: usize) -> usize {
+    if max >= s.len() {
+        return s.len();
+    }
+    let mut i = max;
+    while !s.is_char_boundary(i) {
+        i -= 1;
+    }
+    i
+}

@@ -1,0 +1,34 @@
+//! Generated guest bindings for `warden:tool@0.1.0`, kept out of the public
+//! surface: plugin authors see [`crate::Tool`], never these types.
+
+wit_bindgen::generate!({
+    path: "../../wit/0.1.0",
+    world: "tool-plugin",
+    export_macro_name: "__export_bindings",
+    pub_export_macro: true,
+    default_bindings_module: "warden_sdk::bindings",
+    runtime_path: "warden_sdk::__private::wit_bindgen::rt",
+});
+
+pub use exports::warden::tool::plugin::Guest;
+pub use warden::tool::host;
+pub use warden::tool::types::{Annotations, CallContext, ErrorKind, ToolError, ToolOutput, ToolSpec};
+
+use crate::{Context, Registry};
+
+impl<R: Registry> Guest for R {
+    fn tools() -> Vec<ToolSpec> {
+        R::tools().iter().map(|t| t.spec()).collect()
+    }
+
+    fn call(name: String, input: String, context: CallContext) -> Result<ToolOutput, ToolError> {
+        let Some(tool) = R::tools().iter().find(|t| t.name() == name) else {
+            return Err(ToolError { kind: ErrorKind::InvalidInput, message: format!("unknown tool: {name}") });
+        };
+        let cx = Context::from_wit(context);
+        match tool.call_json(&input, &cx) {
+            Ok(out) => Ok(ToolOutput { text: out.text, structured: out.structured.map(|v| v.to_string()) }),
+            Err(e) => Err(e.into_wit()),
+        }
+    }
+}

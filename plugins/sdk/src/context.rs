@@ -1,0 +1,85 @@
+//! The per-call context and the host interface (log, progress, cancellation).
+
+use crate::bindings::{self, host};
+use crate::{ToolError, WorkspacePath};
+
+/// Severity of a log line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LogLevel {
+    Trace,
+    Debug,
+    Info,
+    Warn,
+    Error,
+}
+
+/// Send a diagnostic line to the host. The host caps lines per call.
+pub fn log(level: LogLevel, message: &str) {
+    let level = match level {
+        LogLevel::Trace => host::LogLevel::Trace,
+        LogLevel::Debug => host::LogLevel::Debug,
+        LogLevel::Info => host::LogLevel::Info,
+        LogLevel::Warn => host::LogLevel::Warn,
+        LogLevel::Error => host::LogLevel::Error,
+    };
+    host::log(level, message);
+}
+
+/// Report progress; `fraction` in `0.0..=1.0` when known.
+pub fn progress(message: &str, fraction: Option<f32>) {
+    host::progress(message, fraction);
+}
+
+/// True once the user has cancelled the call. Poll it in long loops.
+pub fn is_cancelled() -> bool {
+    host::is_cancelled()
+}
+
+/// What the host tells a tool about the call it is running.
+#[derive(Debug, Clone)]
+pub struct Context {
+    /// Unique id of this call.
+    pub call_id: String,
+    /// Guest path of the workspace preopen, when the grant includes it.
+    workspace: Option<String>,
+    /// The workspace's path as the user knows it.
+    workspace_display: Option<String>,
+    /// Milliseconds left when the call started.
+    pub deadline_ms: u64,
+}
+
+impl Context {
+    pub(crate) fn from_wit(cx: bindings::CallContext) -> Self {
+        Context {
+            call_id: cx.call_id,
+            workspace: cx.workspace,
+            workspace_display: cx.workspace_display,
+            deadline_ms: cx.deadline_ms,
+        }
+    }
+
+    /// A context for native unit tests of tool logic.
+    pub fn for_tests(workspace: &str) -> Self {
+        Context {
+            call_id: "test".into(),
+            workspace: Some(workspace.into()),
+            workspace_display: None,
+            deadline_ms: 10_000,
+        }
+    }
+
+    /// Map a path from tool input to a path inside the workspace.
+    ///
+    /// Relative paths are taken from the workspace root; an absolute path is
+    /// accepted only when it lies inside the workspace. `..` may not climb
+    /// above the root. Symlinks are resolved by the host's sandbox, which
+    /// refuses any that lead outside.
+    pub fn path(&self, input: &str) -> Result<WorkspacePath, ToolError> {
+        let Some(root) = self.workspace.as_deref() else {
+            return Err(ToolError::permission_denied(
+                "this call was granted no filesystem access",
+            ));
+        };
+        WorkspacePath::resolve(root, self.workspace_display.as_deref(), input)
+    }
+}

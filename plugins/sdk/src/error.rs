@@ -1,0 +1,99 @@
+//! Typed tool errors, and the mapping from I/O errors to messages a model can act on.
+
+use crate::bindings;
+
+/// Why a tool call failed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ErrorKind {
+    /// Malformed input or a violated contract.
+    InvalidInput,
+    /// A named file or entity does not exist.
+    NotFound,
+    /// The sandbox or the system refused the operation.
+    PermissionDenied,
+    /// Any other I/O failure.
+    Io,
+    /// Gave up waiting.
+    Timeout,
+    /// A bug in the plugin.
+    Internal,
+}
+
+/// A failure reported to the model: a kind and a message saying what to do next.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ToolError {
+    pub kind: ErrorKind,
+    pub message: String,
+}
+
+impl ToolError {
+    pub fn new(kind: ErrorKind, message: impl Into<String>) -> Self {
+        ToolError { kind, message: message.into() }
+    }
+    pub fn invalid_input(message: impl Into<String>) -> Self {
+        Self::new(ErrorKind::InvalidInput, message)
+    }
+    pub fn not_found(message: impl Into<String>) -> Self {
+        Self::new(ErrorKind::NotFound, message)
+    }
+    pub fn permission_denied(message: impl Into<String>) -> Self {
+        Self::new(ErrorKind::PermissionDenied, message)
+    }
+    pub fn io(message: impl Into<String>) -> Self {
+        Self::new(ErrorKind::Io, message)
+    }
+    pub fn internal(message: impl Into<String>) -> Self {
+        Self::new(ErrorKind::Internal, message)
+    }
+
+    /// Describe an I/O error on `path` (a workspace-relative display path).
+    pub fn from_io(err: &std::io::Error, path: &str) -> Self {
+        use std::io::ErrorKind as K;
+        let shown = if path.is_empty() { "." } else { path };
+        match err.kind() {
+            K::NotFound => Self::not_found(format!("{shown}: no such file or directory")),
+            K::PermissionDenied => Self::permission_denied(format!(
+                "{shown}: access denied by the sandbox (the path leaves the workspace or is not granted)"
+            )),
+            K::ReadOnlyFilesystem => Self::permission_denied(format!(
+                "{shown}: the workspace is read-only for this call; writing needs a write grant"
+            )),
+            K::AlreadyExists => Self::io(format!("{shown}: already exists")),
+            K::IsADirectory => Self::invalid_input(format!("{shown}: is a directory, not a file")),
+            K::NotADirectory => Self::invalid_input(format!("{shown}: not a directory")),
+            K::InvalidInput | K::InvalidFilename => {
+                Self::invalid_input(format!("{shown}: invalid path"))
+            }
+            _ => Self::io(format!("{shown}: {}", strip_os_detail(err))),
+        }
+    }
+
+    pub(crate) fn into_wit(self) -> bindings::ToolError {
+        let kind = match self.kind {
+            ErrorKind::InvalidInput => bindings::ErrorKind::InvalidInput,
+            ErrorKind::NotFound => bindings::ErrorKind::NotFound,
+            ErrorKind::PermissionDenied => bindings::ErrorKind::PermissionDenied,
+            ErrorKind::Io => bindings::ErrorKind::Io,
+            ErrorKind::Timeout => bindings::ErrorKind::Timeout,
+            ErrorKind::Internal => bindings::ErrorKind::Internal,
+        };
+        bindings::ToolError { kind, message: self.message }
+    }
+}
+
+/// The text of an I/O error without the "(os error N)" suffix.
+fn strip_os_detail(err: &std::io::Error) -> String {
+    let text = err.to_string();
+    match text.find(" (os error") {
+        Some(i) => text[..i].to_string(),
+        None => text,
+    }
+}
+
+impl std::fmt::Display for ToolError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{:?}: {}", self.kind, self.message)
+    }
+}
+
+impl std::error::Error for ToolError {}
