@@ -57,11 +57,11 @@ pub struct CallArgs {
     #[arg(long)]
     pub json: bool,
     /// Wall-clock deadline in milliseconds [default: 30000].
-    #[arg(long, value_name = "MS")]
+    #[arg(long, value_name = "MS", value_parser = clap::value_parser!(u64).range(1..))]
     pub timeout_ms: Option<u64>,
     /// Memory cap in MiB [default: 256].
-    #[arg(long, value_name = "MIB")]
-    pub memory_mib: Option<usize>,
+    #[arg(long, value_name = "MIB", value_parser = clap::value_parser!(u64).range(1..=4096))]
+    pub memory_mib: Option<u64>,
     /// Result text cap in bytes [default: 1048576].
     #[arg(long, value_name = "BYTES")]
     pub max_output_bytes: Option<usize>,

@@ -91,7 +91,9 @@ pub fn call(args: CallArgs) -> Exit {
         limits.deadline = Duration::from_millis(ms);
     }
     if let Some(mib) = args.memory_mib {
-        limits.memory_bytes = mib.saturating_mul(1 << 20);
+        limits.memory_bytes = usize::try_from(mib)
+            .unwrap_or(usize::MAX)
+            .saturating_mul(1 << 20);
     }
     if let Some(bytes) = args.max_output_bytes {
         limits.output_bytes = bytes;

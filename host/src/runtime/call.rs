@@ -235,17 +235,31 @@ fn classify_trap(store: &Store<CallState>, err: wasmtime::Error, limits: &Limits
     }
     let stderr = state.stderr.captured();
     let tail = String::from_utf8_lossy(&stderr.bytes);
-    let panic = tail
-        .lines()
-        .rev()
-        .find(|l| l.contains("panicked at"))
-        .map(str::trim);
     let root = err.root_cause().to_string();
-    let message = match panic {
-        Some(p) => format!("the plugin crashed: {p} ({root})"),
+    let message = match panic_message(&tail) {
+        Some(p) => format!("the plugin panicked: {p} ({root})"),
         None => format!("the plugin crashed: {root}"),
     };
     ToolOutcome::Error(ToolError::new(ErrorKind::Crashed, message))
+}
+
+/// The message of the last Rust panic in a guest's stderr: the text after
+/// the "panicked at FILE:LINE:COL:" line (the file path is the plugin
+/// author's build path, so it is left out).
+fn panic_message(stderr: &str) -> Option<String> {
+    let lines: Vec<&str> = stderr.lines().collect();
+    let at = lines.iter().rposition(|l| l.contains("panicked at"))?;
+    let message: Vec<&str> = lines[at + 1..]
+        .iter()
+        .take_while(|l| !l.starts_with("note: "))
+        .take(5)
+        .map(|l| l.trim())
+        .collect();
+    if message.is_empty() {
+        None
+    } else {
+        Some(message.join(" "))
+    }
 }
 
 fn host_error(message: String) -> ToolOutcome {

@@ -28,9 +28,9 @@ impl WorkspacePath {
                 .and_then(|d| strip_dir_prefix(input, d))
                 .or_else(|| strip_dir_prefix(input, root))
                 .ok_or_else(|| {
-                    ToolError::permission_denied(format!(
-                        "{input}: absolute path outside the workspace; use a path relative to the workspace root"
-                    ))
+                    ToolError::permission_denied(
+                        "absolute path outside the workspace; use a path relative to the workspace root",
+                    )
                 })?
         } else {
             input

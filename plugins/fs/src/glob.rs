@@ -1,0 +1,240 @@
+//! `glob`: find workspace paths by glob pattern.
+//!
+//! The walk honours `.gitignore` and `.ignore` files (with or without a git
+//! repository), skips hidden entries unless asked, and never follows
+//! symlinks, so it lists only what lies under the directory it was given.
+
+use std::path::Path;
+
+use globset::{GlobBuilder, GlobMatcher};
+use ignore::WalkBuilder;
+use serde::Deserialize;
+use warden_sdk::{
+    Annotations, Context, Output, Tool, ToolError, WorkspacePath,
+    serde_json::{Value, json},
+};
+
+/// Paths shown before the list is cut.
+const MAX_RESULTS: usize = 1000;
+
+/// Finds paths matching a glob.
+pub struct Glob;
+
+/// Input of `glob`; see the schema for each field.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Input {
+    pattern: String,
+    #[serde(default = "dot")]
+    path: String,
+    #[serde(default)]
+    include_hidden: bool,
+}
+
+fn dot() -> String {
+    ".".into()
+}
+
+impl Tool for Glob {
+    type Input = Input;
+    const NAME: &'static str = "glob";
+    const DESCRIPTION: &'static str = "Find files by glob pattern, e.g. `**/*.rs` or `src/**/mod.rs`. The \
+        pattern is matched against paths relative to `path` (default the workspace root); `*` does not cross \
+        `/`, `**` matches any number of directories, `{a,b}` and `[abc]` work. Files ignored by .gitignore \
+        or .ignore and hidden paths are skipped. Returns sorted workspace-relative paths (directories end \
+        with `/`), at most 1000.";
+    const ANNOTATIONS: Annotations = Annotations::READ_ONLY;
+
+    fn input_schema(&self) -> Value {
+        json!({
+            "type": "object",
+            "properties": {
+                "pattern": {"type": "string", "description": "Glob pattern, e.g. \"**/*.rs\"."},
+                "path": {"type": "string", "description": "Directory to search, relative to the workspace root. Default \".\"."},
+                "include_hidden": {"type": "boolean", "description": "Also match paths with a component starting with `.`. Default false."}
+            },
+            "required": ["pattern"],
+            "additionalProperties": false
+        })
+    }
+
+    fn call(&self, input: Input, cx: &Context) -> Result<Output, ToolError> {
+        let (root, base) = crate::resolve(cx, &input.path)?;
+        glob(&root, &base, &input.pattern, input.include_hidden)
+    }
+}
+
+/// Compile `pattern`; `*` does not cross `/`.
+fn matcher(pattern: &str) -> Result<GlobMatcher, ToolError> {
+    let trimmed = pattern.strip_prefix("./").unwrap_or(pattern);
+    GlobBuilder::new(trimmed)
+        .literal_separator(true)
+        .build()
+        .map(|g| g.compile_matcher())
+        .map_err(|e| {
+            ToolError::invalid_input(format!("invalid glob pattern `{pattern}`: {}", e.kind()))
+        })
+}
+
+/// Paths under `base` matching `pattern`, shown relative to `root`.
+fn glob(
+    root: &WorkspacePath,
+    base: &WorkspacePath,
+    pattern: &str,
+    hidden: bool,
+) -> Result<Output, ToolError> {
+    let shown = base.display();
+    let matcher = matcher(pattern)?;
+    let meta = std::fs::metadata(base.guest()).map_err(|e| ToolError::from_io(&e, shown))?;
+    if !meta.is_dir() {
+        return Err(ToolError::invalid_input(format!(
+            "{shown}: not a directory; give the directory to search in"
+        )));
+    }
+    let base_path = Path::new(base.guest());
+    let mut found = Vec::new();
+    let mut cancelled = false;
+    let walk = WalkBuilder::new(base_path)
+        .hidden(!hidden)
+        .require_git(false)
+        .git_global(false)
+        .follow_links(false)
+        .current_dir(root.guest())
+        .build();
+    for (i, entry) in walk.enumerate() {
+        if i % 256 == 255 && crate::cancelled() {
+            cancelled = true;
+            break;
+        }
+        let Ok(entry) = entry else { continue };
+        if entry.depth() == 0 {
+            continue;
+        }
+        let Ok(under_base) = entry.path().strip_prefix(base_path) else {
+            continue;
+        };
+        if !matcher.is_match(under_base) {
+            continue;
+        }
+        let mut rel = crate::relative_to(root, entry.path());
+        if entry.file_type().is_some_and(|t| t.is_dir()) {
+            rel.push('/');
+        }
+        found.push(rel);
+    }
+    found.sort_unstable();
+    let total = found.len();
+    let truncated = total > MAX_RESULTS || cancelled;
+    found.truncate(MAX_RESULTS);
+    let mut text = found.join("\n");
+    if total == 0 {
+        text = format!("no files match `{pattern}` under {shown}");
+        if !hidden {
+            text.push_str(
+                " (ignored and hidden files skipped; set include_hidden=true for hidden ones)",
+            );
+        }
+    } else {
+        text.push('\n');
+    }
+    if total > MAX_RESULTS {
+        text.push_str(&format!(
+            "[showing {MAX_RESULTS} of {total} matches; narrow the pattern or path]\n"
+        ));
+    }
+    if cancelled {
+        text.push_str("[stopped early: the call was cancelled]\n");
+    }
+    let structured = json!({"path": shown, "matches": total, "truncated": truncated});
+    Ok(Output::text(text).with_structured(structured))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testutil::{put, workspace};
+
+    fn call(
+        cx: &Context,
+        pattern: &str,
+        path: &str,
+        include_hidden: bool,
+    ) -> Result<Output, ToolError> {
+        Glob.call(
+            Input {
+                pattern: pattern.into(),
+                path: path.into(),
+                include_hidden,
+            },
+            cx,
+        )
+    }
+
+    fn tree() -> (tempfile::TempDir, Context) {
+        let (dir, cx) = workspace();
+        put(&dir, "src/lib.rs", "");
+        put(&dir, "src/a/mod.rs", "");
+        put(&dir, "top.rs", "");
+        put(&dir, "target/out.rs", "");
+        put(&dir, ".gitignore", "target/\n");
+        put(&dir, ".cfg/x.rs", "");
+        (dir, cx)
+    }
+
+    #[test]
+    fn matches_relative_to_path_and_reports_workspace_paths() {
+        let (_dir, cx) = tree();
+        assert_eq!(
+            call(&cx, "**/*.rs", ".", false).unwrap().text,
+            "src/a/mod.rs\nsrc/lib.rs\ntop.rs\n"
+        );
+        assert_eq!(call(&cx, "*.rs", ".", false).unwrap().text, "top.rs\n");
+        assert_eq!(
+            call(&cx, "*.rs", "src", false).unwrap().text,
+            "src/lib.rs\n"
+        );
+        assert_eq!(
+            call(&cx, "./src/*", ".", false).unwrap().text,
+            "src/a/\nsrc/lib.rs\n"
+        );
+        assert_eq!(
+            call(&cx, "**/*.rs", ".", true).unwrap().text,
+            ".cfg/x.rs\nsrc/a/mod.rs\nsrc/lib.rs\ntop.rs\n"
+        );
+    }
+
+    #[test]
+    fn empty_and_invalid() {
+        let (_dir, cx) = tree();
+        let out = call(&cx, "**/*.py", ".", false).unwrap();
+        assert!(
+            out.text.starts_with("no files match `**/*.py` under ."),
+            "{}",
+            out.text
+        );
+        let err = call(&cx, "src/[a", ".", false).unwrap_err();
+        assert!(
+            err.message.starts_with("invalid glob pattern `src/[a`:"),
+            "{}",
+            err.message
+        );
+        assert_eq!(
+            call(&cx, "*", "top.rs", false).unwrap_err().message,
+            "top.rs: not a directory; give the directory to search in"
+        );
+    }
+
+    #[test]
+    fn caps_results() {
+        let (dir, cx) = workspace();
+        for i in 0..1003 {
+            put(&dir, &format!("f{i:04}.txt"), "");
+        }
+        let out = call(&cx, "*.txt", ".", false).unwrap();
+        assert!(
+            out.text
+                .ends_with("[showing 1000 of 1003 matches; narrow the pattern or path]\n")
+        );
+        assert_eq!(out.structured.unwrap()["truncated"], true);
+    }
+}

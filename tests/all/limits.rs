@@ -1,0 +1,223 @@
+//! Hostile guests against per-call limits: each ends cleanly with a typed
+//! outcome, and the next ordinary call still succeeds.
+
+use std::time::{Duration, Instant};
+
+use serde_json::json;
+use warden::capability::Grant;
+use warden::protocol::{ErrorKind, ToolOutcome};
+use warden::runtime::{CallReport, CallRequest, CancelToken, Limits};
+
+use crate::support::*;
+
+fn hostile_call(tool: &str, input: serde_json::Value, limits: &Limits) -> CallReport {
+    call_plugin(&hostile(), tool, input, &Grant::none(), limits)
+}
+
+/// The host keeps serving: an ordinary call right after succeeds.
+#[track_caller]
+fn assert_still_serving() {
+    let r = hostile_call("ok", json!({}), &Limits::default());
+    assert_eq!(
+        r.outcome,
+        ToolOutcome::Success(warden::protocol::ToolOutput {
+            text: "ok".into(),
+            structured: None,
+            truncated: false
+        })
+    );
+}
+
+#[test]
+fn infinite_loop_stops_at_the_deadline() {
+    let limits = Limits {
+        deadline: Duration::from_millis(300),
+        ..Limits::default()
+    };
+    let p = hostile();
+    let _ = hostile_call("ok", json!({}), &limits); // warm the instance_pre
+    let started = Instant::now();
+    let r = call_plugin(&p, "spin", json!({}), &Grant::none(), &limits);
+    let elapsed = started.elapsed();
+    let msg = outcome_err(&r.outcome, ErrorKind::Timeout);
+    assert!(msg.contains("300ms deadline"), "{msg}");
+    assert!(
+        elapsed >= Duration::from_millis(300),
+        "stopped early: {elapsed:?}"
+    );
+    assert!(
+        elapsed <= Duration::from_millis(400),
+        "deadline overshot by more than 100 ms: {elapsed:?}"
+    );
+    assert_still_serving();
+}
+
+#[test]
+fn memory_bomb_ends_with_a_memory_error() {
+    let limits = Limits {
+        memory_bytes: 64 << 20,
+        ..Limits::default()
+    };
+    let r = hostile_call("alloc_bomb", json!({"chunk_mib": 4}), &limits);
+    let msg = outcome_err(&r.outcome, ErrorKind::MemoryLimit);
+    assert!(msg.contains("64 MiB"), "{msg}");
+    assert_still_serving();
+}
+
+#[test]
+fn stdout_flood_is_capped() {
+    let limits = Limits {
+        stdio_bytes: 4096,
+        ..Limits::default()
+    };
+    let r = hostile_call("flood_stdout", json!({"mib": 8}), &limits);
+    assert!(
+        matches!(&r.outcome, ToolOutcome::Success(o) if o.text == "done"),
+        "{:?}",
+        r.outcome
+    );
+    assert_eq!(r.stdout.len(), 4096);
+    assert_eq!(r.stdout_dropped, (8u64 << 20) - 4096);
+    assert_still_serving();
+}
+
+#[test]
+fn output_flood_is_truncated_with_a_marker() {
+    let limits = Limits {
+        output_bytes: 1000,
+        ..Limits::default()
+    };
+    let r = hostile_call("flood_output", json!({"mib": 4}), &limits);
+    let ToolOutcome::Success(out) = &r.outcome else {
+        panic!("{:?}", r.outcome)
+    };
+    assert!(out.truncated);
+    let (kept, marker) = out.text.split_at(1000);
+    assert!(!kept.contains("[output truncated"));
+    assert_eq!(
+        marker,
+        format!(
+            "\n[output truncated by the host: {} bytes exceeded the 1000-byte cap]",
+            4 << 20
+        )
+    );
+    assert_still_serving();
+}
+
+#[test]
+fn log_flood_is_capped() {
+    let limits = Limits {
+        log_lines: 50,
+        log_bytes: 1 << 20,
+        ..Limits::default()
+    };
+    let r = hostile_call("flood_log", json!({"count": 5000}), &limits);
+    assert!(
+        matches!(r.outcome, ToolOutcome::Success(_)),
+        "{:?}",
+        r.outcome
+    );
+    assert_eq!(r.logs.len(), 50);
+    assert_eq!(r.logs_dropped, 4950);
+
+    let limits = Limits {
+        log_lines: 10_000,
+        log_bytes: 8 << 10,
+        ..Limits::default()
+    };
+    let r = hostile_call("flood_log", json!({"count": 100}), &limits);
+    assert!(r.logs.iter().map(|l| l.message.len()).sum::<usize>() <= 8 << 10);
+    assert!(r.logs_dropped > 0);
+    assert_still_serving();
+}
+
+#[test]
+fn environment_and_arguments_are_empty() {
+    let sb = Sandbox::new();
+    let grant = ws_grant(&sb.ws(), warden::capability::FsAccess::ReadOnly);
+    let r = call_plugin(
+        &hostile(),
+        "read_env",
+        json!({}),
+        &grant,
+        &Limits::default(),
+    );
+    let ToolOutcome::Success(out) = &r.outcome else {
+        panic!("{:?}", r.outcome)
+    };
+    let v: serde_json::Value = serde_json::from_str(&out.text).unwrap();
+    assert_eq!(v["vars"], json!([]), "{v}");
+    assert_eq!(v["args"], json!([]), "{v}");
+    assert_still_serving();
+}
+
+#[test]
+fn a_panic_is_a_crash_with_the_panic_message() {
+    let r = hostile_call("panic", json!({}), &Limits::default());
+    let msg = outcome_err(&r.outcome, ErrorKind::Crashed);
+    assert!(
+        msg.starts_with("the plugin panicked: hostile panic ("),
+        "{msg}"
+    );
+    assert_still_serving();
+}
+
+#[test]
+fn every_call_gets_a_fresh_instance() {
+    for _ in 0..3 {
+        let r = hostile_call("counter", json!({}), &Limits::default());
+        assert!(
+            matches!(&r.outcome, ToolOutcome::Success(o) if o.text == "1"),
+            "{:?}",
+            r.outcome
+        );
+    }
+}
+
+#[test]
+fn cancellation_interrupts_a_running_guest() {
+    let p = hostile();
+    let cancel = CancelToken::new();
+    let trigger = cancel.clone();
+    let canceller = std::thread::spawn(move || {
+        std::thread::sleep(Duration::from_millis(100));
+        trigger.cancel();
+    });
+    let started = Instant::now();
+    let input = json!({}).to_string();
+    let r = p.call(CallRequest {
+        call_id: "c".into(),
+        tool: "spin",
+        input: &input,
+        grant: &Grant::none(),
+        limits: &Limits::default(),
+        cancel,
+        progress: None,
+    });
+    canceller.join().unwrap();
+    assert_eq!(r.outcome, ToolOutcome::Cancelled);
+    assert!(
+        started.elapsed() < Duration::from_secs(2),
+        "{:?}",
+        started.elapsed()
+    );
+    assert_still_serving();
+}
+
+#[test]
+fn a_call_cancelled_before_it_starts_never_runs() {
+    let cancel = CancelToken::new();
+    cancel.cancel();
+    let input = json!({}).to_string();
+    let r = hostile().call(CallRequest {
+        call_id: "c".into(),
+        tool: "counter",
+        input: &input,
+        grant: &Grant::none(),
+        limits: &Limits::default(),
+        cancel,
+        progress: None,
+    });
+    assert_eq!(r.outcome, ToolOutcome::Cancelled);
+    assert!(r.logs.is_empty() && r.stdout.is_empty());
+}

@@ -1,0 +1,70 @@
+//! A hostile test fixture: every tool tries something the host must stop or
+//! survive (escaping the workspace, writing through a read-only grant,
+//! spinning, allocating without end, flooding output, connecting out).
+//!
+//! It deliberately ignores [`warden_sdk::Context::path`] and hands guest paths
+//! straight to `std::fs`, so the host's WASI layer is the only thing that can
+//! refuse. Errors carry the raw `std::io::Error` text, which a real plugin
+//! would not show.
+
+mod exhaust;
+mod files;
+mod probe;
+mod wasi_libc;
+
+use warden_sdk::serde_json::{Value, json};
+use warden_sdk::{ToolError, register};
+
+/// Input of the tools that take none.
+#[derive(serde::Deserialize)]
+pub struct NoInput {}
+
+/// Schema of an input object with no properties.
+fn no_input_schema() -> Value {
+    json!({"type": "object", "properties": {}})
+}
+
+/// One mebibyte.
+const MIB: usize = 1 << 20;
+
+/// `mib` mebibytes in bytes, refusing sizes the guest cannot address.
+fn mib_to_bytes(mib: usize) -> Result<usize, ToolError> {
+    mib.checked_mul(MIB)
+        .ok_or_else(|| ToolError::invalid_input(format!("{mib} MiB does not fit in memory")))
+}
+
+/// Map an I/O error from `op` on `path`, keeping the raw error text.
+fn io_error(op: &str, path: &str, err: &std::io::Error) -> ToolError {
+    use std::io::ErrorKind as K;
+    let message = format!("{op} {path}: {err} (kind: {:?})", err.kind());
+    match err.kind() {
+        K::NotFound => ToolError::not_found(message),
+        K::PermissionDenied | K::ReadOnlyFilesystem => ToolError::permission_denied(message),
+        _ => ToolError::io(message),
+    }
+}
+
+register!(
+    probe::Ping,
+    probe::Counter,
+    probe::ReadEnv,
+    probe::Connect,
+    probe::Panic,
+    exhaust::Spin,
+    exhaust::AllocBomb,
+    exhaust::FloodStdout,
+    exhaust::FloodOutput,
+    exhaust::FloodLog,
+    exhaust::IsCancelledSpin,
+    exhaust::SleepMs,
+    files::ReadPath,
+    files::WritePath,
+    files::OpenTruncate,
+    files::Rename,
+    files::HardLink,
+    files::Symlink,
+    files::Remove,
+    files::SetLen,
+    files::Mkdir,
+    files::List,
+);
