@@ -1,6 +1,8 @@
 //! `grep` over a generated tree of 2,000 files / 20 MiB, against `rg` on
 //! the same tree when ripgrep is installed (the goal is ≤ 1.5× rg).
 
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use std::hint::black_box;
 use std::io::Write;
 use std::path::Path;

@@ -8,6 +8,8 @@
 //! - `cold_process_read_file`: `warden tool call read_file` from process
 //!   start to result, compile cache warm.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use std::hint::black_box;
 use std::process::Command;
 

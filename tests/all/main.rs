@@ -2,8 +2,14 @@
 //! against real wasmtime and real components built from `plugins/` and
 //! `tests/plugins/`.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 mod cli;
+mod containment;
+mod fs_tools;
+mod guest_units;
 mod limits;
 mod plugins;
+mod search_tools;
 mod smoke;
 mod support;

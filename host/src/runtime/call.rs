@@ -267,7 +267,7 @@ fn host_error(message: String) -> ToolOutcome {
 }
 
 fn human_duration(d: Duration) -> String {
-    if d.as_millis() % 1000 == 0 {
+    if d.as_millis().is_multiple_of(1000) {
         format!("{}s", d.as_secs())
     } else {
         format!("{}ms", d.as_millis())

@@ -2,9 +2,9 @@
 //!
 //! The edit applies only when `old_string` matches exactly once, or
 //! `replace_all` is set: an ambiguous or stale edit is refused with a message
-//! saying how to fix it, never guessed at. The new content is written to a
-//! temporary file beside the target and renamed over it, so an interrupted
-//! call leaves the original intact.
+//! saying how to fix it, never guessed at. The file is rewritten in place, so
+//! its permissions (an executable bit, say), hard links and symlinks survive:
+//! WASI can neither read nor set modes, so a replace-by-rename would lose them.
 
 use std::fs;
 use std::io;
@@ -117,28 +117,9 @@ fn edit(wp: &WorkspacePath, old: &str, new: &str, replace_all: bool) -> Result<O
     Ok(Output::text(text).with_structured(json!({"path": shown, "replacements": count})))
 }
 
-/// Write `content` to a temporary file beside `wp` and rename it over `wp`.
-///
-/// A symlink is written through instead, so the link survives the edit.
+/// Rewrite `wp` in place with `content` (through a symlink, if it is one).
 fn write_replacing(wp: &WorkspacePath, content: &str) -> Result<(), ToolError> {
-    let shown = wp.display();
-    let is_link = fs::symlink_metadata(wp.guest())
-        .map(|m| m.file_type().is_symlink())
-        .unwrap_or(false);
-    if is_link {
-        return fs::write(wp.guest(), content).map_err(|e| crate::write_error(&e, shown));
-    }
-    let name = wp.relative().rsplit('/').next().unwrap_or(shown);
-    let tmp = match wp.guest().rsplit_once('/') {
-        Some((dir, _)) => format!("{dir}/.{name}.warden-tmp"),
-        None => format!(".{name}.warden-tmp"),
-    };
-    let result = fs::write(&tmp, content).and_then(|()| fs::rename(&tmp, wp.guest()));
-    result.map_err(|e| {
-        // Best effort: the original is intact either way, only the temp file may linger.
-        let _ = fs::remove_file(&tmp);
-        crate::write_error(&e, shown)
-    })
+    fs::write(wp.guest(), content).map_err(|e| crate::write_error(&e, wp.display()))
 }
 
 /// A unified diff of the change, with three lines of context, capped at [`MAX_DIFF`].

@@ -12,7 +12,9 @@ wit_bindgen::generate!({
 
 pub use exports::warden::tool::plugin::Guest;
 pub use warden::tool::host;
-pub use warden::tool::types::{Annotations, CallContext, ErrorKind, ToolError, ToolOutput, ToolSpec};
+pub use warden::tool::types::{
+    Annotations, CallContext, ErrorKind, ToolError, ToolOutput, ToolSpec,
+};
 
 use crate::{Context, Registry};
 
@@ -23,11 +25,17 @@ impl<R: Registry> Guest for R {
 
     fn call(name: String, input: String, context: CallContext) -> Result<ToolOutput, ToolError> {
         let Some(tool) = R::tools().iter().find(|t| t.name() == name) else {
-            return Err(ToolError { kind: ErrorKind::InvalidInput, message: format!("unknown tool: {name}") });
+            return Err(ToolError {
+                kind: ErrorKind::InvalidInput,
+                message: format!("unknown tool: {name}"),
+            });
         };
         let cx = Context::from_wit(context);
         match tool.call_json(&input, &cx) {
-            Ok(out) => Ok(ToolOutput { text: out.text, structured: out.structured.map(|v| v.to_string()) }),
+            Ok(out) => Ok(ToolOutput {
+                text: out.text,
+                structured: out.structured.map(|v| v.to_string()),
+            }),
             Err(e) => Err(e.into_wit()),
         }
     }

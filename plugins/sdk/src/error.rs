@@ -28,7 +28,10 @@ pub struct ToolError {
 
 impl ToolError {
     pub fn new(kind: ErrorKind, message: impl Into<String>) -> Self {
-        ToolError { kind, message: message.into() }
+        ToolError {
+            kind,
+            message: message.into(),
+        }
     }
     pub fn invalid_input(message: impl Into<String>) -> Self {
         Self::new(ErrorKind::InvalidInput, message)
@@ -77,7 +80,10 @@ impl ToolError {
             ErrorKind::Timeout => bindings::ErrorKind::Timeout,
             ErrorKind::Internal => bindings::ErrorKind::Internal,
         };
-        bindings::ToolError { kind, message: self.message }
+        bindings::ToolError {
+            kind,
+            message: self.message,
+        }
     }
 }
 

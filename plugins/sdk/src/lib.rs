@@ -61,14 +61,26 @@ pub struct Annotations {
 
 impl Annotations {
     /// A tool that only reads: read-only and idempotent.
-    pub const READ_ONLY: Annotations =
-        Annotations { read_only: true, destructive: false, idempotent: true, open_world: false };
+    pub const READ_ONLY: Annotations = Annotations {
+        read_only: true,
+        destructive: false,
+        idempotent: true,
+        open_world: false,
+    };
     /// A tool that changes files but never deletes data it was not asked to.
-    pub const WRITES: Annotations =
-        Annotations { read_only: false, destructive: false, idempotent: false, open_world: false };
+    pub const WRITES: Annotations = Annotations {
+        read_only: false,
+        destructive: false,
+        idempotent: false,
+        open_world: false,
+    };
     /// A tool that may overwrite or delete data.
-    pub const DESTRUCTIVE: Annotations =
-        Annotations { read_only: false, destructive: true, idempotent: false, open_world: false };
+    pub const DESTRUCTIVE: Annotations = Annotations {
+        read_only: false,
+        destructive: true,
+        idempotent: false,
+        open_world: false,
+    };
 }
 
 /// A successful tool result.
@@ -83,7 +95,10 @@ pub struct Output {
 impl Output {
     /// A plain text result.
     pub fn text(text: impl Into<String>) -> Self {
-        Output { text: text.into(), structured: None }
+        Output {
+            text: text.into(),
+            structured: None,
+        }
     }
 
     /// Attach a structured (JSON) result beside the text.

@@ -52,7 +52,11 @@ impl WorkspacePath {
         let rel = parts.join("/");
         // Keep a trailing slash: it makes the OS require a directory, which
         // the sandbox then checks like any other component.
-        let trailing = if relative.ends_with('/') && !rel.is_empty() { "/" } else { "" };
+        let trailing = if relative.ends_with('/') && !rel.is_empty() {
+            "/"
+        } else {
+            ""
+        };
         let guest = if rel.is_empty() {
             root.to_string()
         } else {
@@ -78,7 +82,11 @@ impl WorkspacePath {
 
     /// Join a relative child name (as found by listing a directory).
     pub fn join(&self, name: &str) -> WorkspacePath {
-        let rel = if self.rel.is_empty() { name.to_string() } else { format!("{}/{name}", self.rel) };
+        let rel = if self.rel.is_empty() {
+            name.to_string()
+        } else {
+            format!("{}/{name}", self.rel)
+        };
         let guest = format!("{}/{name}", self.guest.trim_end_matches('/'));
         WorkspacePath { rel, guest }
     }
@@ -88,7 +96,11 @@ impl WorkspacePath {
 fn strip_dir_prefix<'a>(path: &'a str, dir: &str) -> Option<&'a str> {
     let dir = dir.trim_end_matches('/');
     let rest = path.strip_prefix(dir)?;
-    if rest.is_empty() || rest.starts_with('/') { Some(rest) } else { None }
+    if rest.is_empty() || rest.starts_with('/') {
+        Some(rest)
+    } else {
+        None
+    }
 }
 
 #[cfg(test)]
@@ -115,8 +127,16 @@ mod tests {
     fn outside_is_refused() {
         assert!(r("../x").unwrap_err().contains("escapes"));
         assert!(r("a/../../x").unwrap_err().contains("escapes"));
-        assert!(r("/etc/passwd").unwrap_err().contains("outside the workspace"));
-        assert!(r("/home/u/proj-evil/x").unwrap_err().contains("outside the workspace"));
+        assert!(
+            r("/etc/passwd")
+                .unwrap_err()
+                .contains("outside the workspace")
+        );
+        assert!(
+            r("/home/u/proj-evil/x")
+                .unwrap_err()
+                .contains("outside the workspace")
+        );
         assert!(r("a\0b").unwrap_err().contains("NUL"));
     }
 }

@@ -1,4 +1,7 @@
-use warden_sdk::{Annotations, Context, Output, Tool, ToolError, register, serde_json::{Value, json}};
+use warden_sdk::{
+    Annotations, Context, Output, Tool, ToolError, register,
+    serde_json::{Value, json},
+};
 
 /// Repeats text back, `times` times.
 struct Echo;

@@ -14,7 +14,10 @@ impl Guest for Future {
     }
 
     fn call(_name: String, _input: String, _context: CallContext) -> Result<ToolOutput, ToolError> {
-        Ok(ToolOutput { text: String::new(), structured: None })
+        Ok(ToolOutput {
+            text: String::new(),
+            structured: None,
+        })
     }
 }
 

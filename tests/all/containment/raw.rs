@@ -1,0 +1,303 @@
+//! Raw attempts through the hostile fixture, which hands guest paths
+//! straight to `std::fs`: the WASI layer alone must refuse.
+
+use super::*;
+// ---- B: raw attempts through the hostile fixture ---------------------------
+
+/// The text of a successful raw call.
+#[track_caller]
+#[test]
+fn raw_reads_outside_are_refused() {
+    let sb = populated();
+    let ro = ws_grant(&sb.ws(), FsAccess::ReadOnly);
+    let canary = sb.canary().display().to_string();
+    use ErrorKind::{NotFound, PermissionDenied};
+    for (tool, path, kind) in [
+        (
+            "read_path",
+            "/workspace/../outside/canary.txt",
+            PermissionDenied,
+        ),
+        (
+            "read_path",
+            "/workspace/sub/../../outside/canary.txt",
+            PermissionDenied,
+        ),
+        (
+            "read_path",
+            "/workspace/./../outside/canary.txt",
+            PermissionDenied,
+        ),
+        (
+            "read_path",
+            "//workspace/../outside/canary.txt",
+            PermissionDenied,
+        ),
+        (
+            "read_path",
+            "workspace/../outside/canary.txt",
+            PermissionDenied,
+        ),
+        ("read_path", "../outside/canary.txt", NotFound),
+        ("read_path", "/etc/passwd", NotFound),
+        ("read_path", &canary, NotFound),
+        ("list", "/", NotFound),
+        ("list", "/workspace/..", PermissionDenied),
+        ("list", "/workspace/../outside", PermissionDenied),
+    ] {
+        let r = raw(tool, json!({"path": path}), &ro);
+        raw_refused(&r, kind);
+    }
+    // Positive control: the same tools do read inside.
+    let r = raw("read_path", json!({"path": "/workspace/sub/b.txt"}), &ro);
+    assert_eq!(ok_report(&r), "B\n");
+    let r = raw("list", json!({"path": "/workspace"}), &ro);
+    assert_eq!(ok_report(&r), "a.txt\nsub");
+    sb.assert_canaries_intact();
+}
+
+#[test]
+fn a_read_only_grant_refuses_every_change() {
+    let sb = populated();
+    let ro = ws_grant(&sb.ws(), FsAccess::ReadOnly);
+    let before = snapshot(&sb.ws());
+    for (tool, input) in [
+        (
+            "write_path",
+            json!({"path": "/workspace/new.txt", "content": "x"}),
+        ),
+        (
+            "write_path",
+            json!({"path": "/workspace/a.txt", "content": "x"}),
+        ),
+        (
+            "write_path",
+            json!({"path": "/workspace/a.txt", "content": "x", "truncate": false}),
+        ),
+        (
+            "write_path",
+            json!({"path": "/workspace/a.txt", "content": "x", "append": true}),
+        ),
+        (
+            "write_path",
+            json!({"path": "/workspace/../outside/canary.txt", "content": "x"}),
+        ),
+        ("open_truncate", json!({"path": "/workspace/a.txt"})),
+        (
+            "rename",
+            json!({"from": "/workspace/a.txt", "to": "/workspace/b.txt"}),
+        ),
+        (
+            "rename",
+            json!({"from": "/workspace/a.txt", "to": "/workspace/../x"}),
+        ),
+        (
+            "hard_link",
+            json!({"from": "/workspace/a.txt", "to": "/workspace/h.txt"}),
+        ),
+        (
+            "hard_link",
+            json!({"from": "/workspace/a.txt", "to": "/workspace/../outside/h"}),
+        ),
+        (
+            "hard_link",
+            json!({"from": "/workspace/../outside/canary.txt", "to": "/workspace/h"}),
+        ),
+        (
+            "symlink",
+            json!({"target": "a.txt", "link": "/workspace/s"}),
+        ),
+        (
+            "symlink",
+            json!({"target": "../outside/canary.txt", "link": "/workspace/s"}),
+        ),
+        ("remove", json!({"path": "/workspace/a.txt"})),
+        ("remove", json!({"path": "/workspace/sub"})),
+        ("set_len", json!({"path": "/workspace/a.txt", "len": 0})),
+        ("set_len", json!({"path": "/workspace/a.txt", "len": 4096})),
+        ("mkdir", json!({"path": "/workspace/d"})),
+        ("mkdir", json!({"path": "/workspace/sub/d"})),
+    ] {
+        let r = raw(tool, input.clone(), &ro);
+        raw_refused(&r, ErrorKind::PermissionDenied);
+        assert_eq!(
+            snapshot(&sb.ws()),
+            before,
+            "{tool} {input} changed the workspace"
+        );
+        sb.assert_canaries_intact();
+    }
+    assert_eq!(sb.read("a.txt"), "A\n");
+}
+
+#[test]
+fn a_read_write_grant_still_stays_inside() {
+    let sb = populated();
+    let rw = ws_grant(&sb.ws(), FsAccess::ReadWrite);
+    let before = snapshot(&sb.ws());
+    for (tool, input) in [
+        (
+            "rename",
+            json!({"from": "/workspace/a.txt", "to": "/workspace/../x"}),
+        ),
+        (
+            "rename",
+            json!({"from": "/workspace/a.txt", "to": "/workspace/../outside/canary.txt"}),
+        ),
+        (
+            "rename",
+            json!({"from": "/workspace/../outside/canary.txt", "to": "/workspace/stolen"}),
+        ),
+        (
+            "rename",
+            json!({"from": "/workspace/sub", "to": "/workspace/../ws-evil/sub"}),
+        ),
+        (
+            "hard_link",
+            json!({"from": "/workspace/a.txt", "to": "/workspace/../outside/h"}),
+        ),
+        (
+            "hard_link",
+            json!({"from": "/workspace/../outside/canary.txt", "to": "/workspace/h"}),
+        ),
+        (
+            "symlink",
+            json!({"target": "a.txt", "link": "/workspace/../outside/l"}),
+        ),
+        (
+            "symlink",
+            json!({"target": "/workspace/a.txt", "link": "/workspace/s"}),
+        ),
+        (
+            "write_path",
+            json!({"path": "/workspace/../outside/canary.txt", "content": "x"}),
+        ),
+        (
+            "write_path",
+            json!({"path": "/workspace/../outside/new.txt", "content": "x"}),
+        ),
+        (
+            "write_path",
+            json!({"path": "/workspace/../new.txt", "content": "x"}),
+        ),
+        (
+            "open_truncate",
+            json!({"path": "/workspace/../outside/canary.txt"}),
+        ),
+        (
+            "set_len",
+            json!({"path": "/workspace/../outside/canary.txt", "len": 0}),
+        ),
+        (
+            "remove",
+            json!({"path": "/workspace/../outside/canary.txt"}),
+        ),
+        ("remove", json!({"path": "/workspace/../ws-evil"})),
+        ("remove", json!({"path": "/workspace/.."})),
+        ("mkdir", json!({"path": "/workspace/../outside/d"})),
+        ("mkdir", json!({"path": "/workspace/../d"})),
+    ] {
+        let r = raw(tool, input.clone(), &rw);
+        raw_refused(&r, ErrorKind::PermissionDenied);
+        assert_eq!(
+            snapshot(&sb.ws()),
+            before,
+            "{tool} {input} changed the workspace"
+        );
+        sb.assert_canaries_intact();
+    }
+
+    // Positive controls: the same operations work inside the workspace.
+    let r = raw(
+        "write_path",
+        json!({"path": "/workspace/new.txt", "content": "new"}),
+        &rw,
+    );
+    assert_eq!(ok_report(&r), "wrote 3 bytes");
+    assert_eq!(sb.read("new.txt"), "new");
+    let r = raw(
+        "rename",
+        json!({"from": "/workspace/a.txt", "to": "/workspace/sub/a.txt"}),
+        &rw,
+    );
+    assert_eq!(ok_report(&r), "renamed");
+    assert!(!sb.exists("a.txt"));
+    assert_eq!(sb.read("sub/a.txt"), "A\n");
+    let r = raw(
+        "hard_link",
+        json!({"from": "/workspace/new.txt", "to": "/workspace/h.txt"}),
+        &rw,
+    );
+    assert_eq!(ok_report(&r), "linked");
+    let r = raw(
+        "symlink",
+        json!({"target": "sub/a.txt", "link": "/workspace/s"}),
+        &rw,
+    );
+    assert_eq!(ok_report(&r), "symlinked");
+    let r = raw("read_path", json!({"path": "/workspace/s"}), &rw);
+    assert_eq!(ok_report(&r), "A\n");
+    let r = raw("mkdir", json!({"path": "/workspace/d"}), &rw);
+    assert_eq!(ok_report(&r), "created");
+    sb.assert_canaries_intact();
+}
+
+#[test]
+fn nothing_is_inherited_from_the_host_process() {
+    let sb = populated();
+    let ro = ws_grant(&sb.ws(), FsAccess::ReadOnly);
+    let r = raw("read_env", json!({}), &ro);
+    let report: Value = serde_json::from_str(ok_report(&r)).unwrap();
+    assert_eq!(report["vars"], json!([]), "{report}");
+    assert_eq!(report["args"], json!([]), "{report}");
+    assert!(
+        report["preopens_root_listing"].is_string(),
+        "`/` was listable: {report}"
+    );
+    assert_sealed(ok_report(&r), &sb);
+}
+
+#[test]
+fn no_filesystem_grant_links_no_filesystem() {
+    let sb = populated();
+    let none = Grant::none();
+    for (tool, input) in [
+        ("read_path", json!({"path": "/workspace/a.txt"})),
+        (
+            "read_path",
+            json!({"path": sb.canary().display().to_string()}),
+        ),
+        (
+            "write_path",
+            json!({"path": "/workspace/x", "content": "x"}),
+        ),
+        ("list", json!({"path": "/"})),
+    ] {
+        let r = raw(tool, input, &none);
+        let message = raw_refused(&r, ErrorKind::PermissionDenied);
+        assert!(message.contains("wasi:filesystem"), "{message}");
+    }
+    // The instance itself still runs: only the interface is missing.
+    assert_eq!(ok_report(&raw("ok", json!({}), &none)), "ok");
+    sb.assert_canaries_intact();
+}
+
+#[test]
+fn sockets_are_never_linked() {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    listener.set_nonblocking(true).unwrap();
+    let own = listener.local_addr().unwrap().to_string();
+    let sb = Sandbox::new();
+    for grant in [Grant::none(), ws_grant(&sb.ws(), FsAccess::ReadWrite)] {
+        for addr in ["127.0.0.1:9", own.as_str()] {
+            let r = raw("connect", json!({"addr": addr}), &grant);
+            let message = raw_refused(&r, ErrorKind::PermissionDenied);
+            assert!(message.contains("wasi:sockets"), "{message}");
+        }
+    }
+    assert_eq!(
+        listener.accept().map_err(|e| e.kind()).err(),
+        Some(std::io::ErrorKind::WouldBlock),
+        "a guest connection reached the host"
+    );
+}
