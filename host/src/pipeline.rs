@@ -144,7 +144,7 @@ pub fn run(catalog: &Catalog, inv: Invocation<'_>) -> CallResult {
 
 /// `input.a.b: message`, naming the offending field.
 fn describe_violation(e: &jsonschema::ValidationError<'_>) -> String {
-    let pointer = e.instance_path.to_string();
+    let pointer = e.instance_path().to_string();
     let field: String =
         pointer
             .split('/')

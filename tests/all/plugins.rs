@@ -251,3 +251,18 @@ fn write(dir: &Path, name: &str, bytes: &[u8]) -> PathBuf {
     std::fs::write(&p, bytes).unwrap();
     p
 }
+
+#[test]
+fn the_readme_plugin_example_is_the_built_echo_plugin() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
+    let readme = std::fs::read_to_string(root.join("README.md")).unwrap();
+    let source = std::fs::read_to_string(root.join("plugins/examples/echo/src/lib.rs")).unwrap();
+    assert!(
+        readme.contains(&format!("```rust\n{source}```")),
+        "README's plugin example differs from plugins/examples/echo"
+    );
+    assert!(
+        source.lines().count() < 40,
+        "the minimal plugin must stay under 40 lines"
+    );
+}

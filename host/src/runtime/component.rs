@@ -132,7 +132,7 @@ impl LoadedPlugin {
             return Some(v.clone());
         }
         let spec = self.tool(name)?;
-        let v = Arc::new(jsonschema::validator_for(&spec.input_schema).ok()?);
+        let v = Arc::new(compile_schema(&spec.input_schema).ok()?);
         validators.insert(name.to_string(), v.clone());
         Some(v)
     }
@@ -173,6 +173,20 @@ pub(crate) fn interface_facts(
     Ok((imports, version))
 }
 
+/// Compile an input schema. A schema naming its draft in `$schema` gets that
+/// draft; one that does not is read as draft 7, the dialect tool-calling
+/// APIs use (and far cheaper to set up per process than 2020-12).
+pub fn compile_schema(schema: &serde_json::Value) -> Result<jsonschema::Validator, String> {
+    let built = if schema.get("$schema").is_some() {
+        jsonschema::validator_for(schema)
+    } else {
+        jsonschema::options()
+            .with_draft(jsonschema::Draft::Draft7)
+            .build(schema)
+    };
+    built.map_err(|e| e.to_string())
+}
+
 /// Check a plugin's tool list: valid unique names and compilable schemas.
 pub(crate) fn check_tools(tools: &[ToolSpec]) -> Result<(), LoadError> {
     let mut seen = std::collections::HashSet::new();
@@ -186,7 +200,7 @@ pub(crate) fn check_tools(tools: &[ToolSpec]) -> Result<(), LoadError> {
                 t.name
             )));
         }
-        if let Err(e) = jsonschema::validator_for(&t.input_schema) {
+        if let Err(e) = compile_schema(&t.input_schema) {
             return Err(LoadError::Tools(format!(
                 "tool {}: invalid input schema: {e}",
                 t.name

@@ -9,12 +9,7 @@ struct Echo;
 #[derive(serde::Deserialize)]
 struct Input {
     text: String,
-    #[serde(default = "one")]
-    times: usize,
-}
-
-fn one() -> usize {
-    1
+    times: Option<usize>,
 }
 
 impl Tool for Echo {
@@ -35,7 +30,7 @@ impl Tool for Echo {
     }
 
     fn call(&self, input: Input, _cx: &Context) -> Result<Output, ToolError> {
-        Ok(Output::text(input.text.repeat(input.times)))
+        Ok(Output::text(input.text.repeat(input.times.unwrap_or(1))))
     }
 }
 
