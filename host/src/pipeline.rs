@@ -49,8 +49,16 @@ pub struct CallResult {
     pub report: Option<CallReport>,
 }
 
-/// Run `inv` through the pipeline.
+/// Run `inv` through the pipeline. What the outcome says never carries the
+/// workspace's host path.
 pub fn run(catalog: &Catalog, inv: Invocation<'_>) -> CallResult {
+    let workspace = inv.workspace.to_path_buf();
+    let mut result = run_unscrubbed(catalog, inv);
+    result.outcome = scrub_host_paths(result.outcome, &workspace);
+    result
+}
+
+fn run_unscrubbed(catalog: &Catalog, inv: Invocation<'_>) -> CallResult {
     let call_id = new_call_id();
     let mut result = CallResult {
         call_id: call_id.clone(),
@@ -104,22 +112,28 @@ pub fn run(catalog: &Catalog, inv: Invocation<'_>) -> CallResult {
             return reject(result, ErrorKind::Host, e.to_string());
         }
     };
-    if let Some(validator) = plugin.validator(inv.tool) {
-        let problems: Vec<String> = validator
-            .iter_errors(&input)
-            .map(|e| describe_violation(&e))
-            .collect();
-        if !problems.is_empty() {
+    let validator = match plugin.validator(inv.tool) {
+        Ok(v) => v,
+        Err(e) => {
+            result.stage = Stage::Load;
             return reject(
                 result,
-                ErrorKind::InvalidInput,
-                format!(
-                    "input does not match the schema of {}: {}",
-                    inv.tool,
-                    problems.join("; ")
-                ),
+                ErrorKind::Host,
+                format!("cannot check the input of {}: {e}", inv.tool),
             );
         }
+    };
+    let problems: Vec<String> = validator
+        .iter_errors(&input)
+        .map(|e| describe_violation(&e))
+        .collect();
+    if !problems.is_empty() {
+        let message = format!(
+            "input does not match the schema of {}: {}",
+            inv.tool,
+            problems.join("; ")
+        );
+        return reject(result, ErrorKind::InvalidInput, message);
     }
 
     let (grant, cuts) =
@@ -140,6 +154,30 @@ pub fn run(catalog: &Catalog, inv: Invocation<'_>) -> CallResult {
     result.grant_cuts = cuts;
     result.report = Some(report);
     result
+}
+
+/// Replace the workspace's host path (as given and canonicalised) with
+/// `<workspace>` in error and denial text.
+fn scrub_host_paths(outcome: ToolOutcome, workspace: &Path) -> ToolOutcome {
+    let mut paths = vec![workspace.display().to_string()];
+    if let Ok(canonical) = std::fs::canonicalize(workspace) {
+        paths.push(canonical.display().to_string());
+    }
+    paths.retain(|p| p.len() > 1);
+    paths.sort_by_key(|p| std::cmp::Reverse(p.len()));
+    let scrub = |mut text: String| {
+        for p in &paths {
+            text = text.replace(p.as_str(), "<workspace>");
+        }
+        text
+    };
+    match outcome {
+        ToolOutcome::Error(e) => ToolOutcome::Error(ToolError::new(e.kind, scrub(e.message))),
+        ToolOutcome::Denied { reason } => ToolOutcome::Denied {
+            reason: scrub(reason),
+        },
+        o @ (ToolOutcome::Success(_) | ToolOutcome::Cancelled) => o,
+    }
 }
 
 /// `input.a.b: message`, naming the offending field.
@@ -176,9 +214,9 @@ fn unknown_tool_message(catalog: &Catalog, name: &str) -> String {
 
 fn canonical_workspace(path: &Path) -> Result<PathBuf, String> {
     let canonical = std::fs::canonicalize(path)
-        .map_err(|e| format!("workspace {}: {}", path.display(), e.kind()))?;
+        .map_err(|e| format!("the workspace cannot be opened: {}", e.kind()))?;
     if !canonical.is_dir() {
-        return Err(format!("workspace {} is not a directory", path.display()));
+        return Err("the workspace is not a directory".to_string());
     }
     Ok(canonical)
 }

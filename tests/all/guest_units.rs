@@ -3,6 +3,7 @@
 
 #[test]
 fn plugin_workspace_unit_tests_pass() {
+    let _heavy = crate::support::exclusive();
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
         .parent()
         .unwrap();

@@ -30,6 +30,7 @@ fn assert_still_serving() {
 
 #[test]
 fn infinite_loop_stops_at_the_deadline() {
+    let _quiet = exclusive();
     let limits = Limits {
         deadline: Duration::from_millis(300),
         ..Limits::default()
@@ -176,6 +177,7 @@ fn every_call_gets_a_fresh_instance() {
 
 #[test]
 fn cancellation_interrupts_a_running_guest() {
+    let _quiet = exclusive();
     let p = hostile();
     let cancel = CancelToken::new();
     let trigger = cancel.clone();
@@ -220,4 +222,133 @@ fn a_call_cancelled_before_it_starts_never_runs() {
     });
     assert_eq!(r.outcome, ToolOutcome::Cancelled);
     assert!(r.logs.is_empty() && r.stdout.is_empty());
+}
+
+#[test]
+fn one_oversized_host_call_runs_out_of_host_call_fuel() {
+    let limits = Limits {
+        hostcall_fuel: 1 << 20,
+        log_bytes: 64 << 20,
+        ..Limits::default()
+    };
+    let r = hostile_call("big_log", json!({"mib": 2}), &limits);
+    let msg = outcome_err(&r.outcome, ErrorKind::LimitExceeded);
+    assert!(
+        msg.contains("more than 1048576 bytes to the host in a single call"),
+        "{msg}"
+    );
+    assert!(r.logs.is_empty());
+    // Under the fuel, the same call goes through.
+    let r = hostile_call("big_log", json!({"mib": 0}), &limits);
+    assert!(
+        matches!(r.outcome, ToolOutcome::Success(_)),
+        "{:?}",
+        r.outcome
+    );
+    assert_still_serving();
+}
+
+#[test]
+fn too_many_open_handles_hit_the_resource_table_cap() {
+    let sb = Sandbox::new();
+    sb.write("a.txt", "a");
+    let grant = ws_grant(&sb.ws(), warden::capability::FsAccess::ReadOnly);
+    let limits = Limits {
+        resource_handles: 64,
+        ..Limits::default()
+    };
+    let r = call_plugin(
+        &hostile(),
+        "open_many",
+        json!({"path": "/workspace/a.txt", "count": 200}),
+        &grant,
+        &limits,
+    );
+    let msg = outcome_err(&r.outcome, ErrorKind::LimitExceeded);
+    assert!(msg.contains("more than 64 open handles"), "{msg}");
+    let r = call_plugin(
+        &hostile(),
+        "open_many",
+        json!({"path": "/workspace/a.txt", "count": 20}),
+        &grant,
+        &limits,
+    );
+    assert!(
+        matches!(&r.outcome, ToolOutcome::Success(o) if o.text == "opened 20"),
+        "{:?}",
+        r.outcome
+    );
+    assert_still_serving();
+}
+
+#[test]
+fn random_bytes_per_call_are_capped() {
+    let limits = Limits {
+        random_bytes: 1024,
+        ..Limits::default()
+    };
+    let r = hostile_call("random_bytes", json!({"len": 1_000_000}), &limits);
+    let msg = outcome_err(&r.outcome, ErrorKind::LimitExceeded);
+    assert!(msg.contains("more than 1024 random bytes"), "{msg}");
+    let r = hostile_call("random_bytes", json!({"len": 512}), &limits);
+    assert!(
+        matches!(&r.outcome, ToolOutcome::Success(o) if o.text == "got 512 random bytes"),
+        "{:?}",
+        r.outcome
+    );
+    assert_still_serving();
+}
+
+#[test]
+fn a_guest_blocked_in_a_host_sleep_still_stops_at_the_deadline() {
+    let _quiet = exclusive();
+    let limits = Limits {
+        deadline: Duration::from_millis(300),
+        ..Limits::default()
+    };
+    let _ = hostile_call("ok", json!({}), &limits);
+    let started = Instant::now();
+    let r = hostile_call("sleep_ms", json!({"ms": 60_000}), &limits);
+    let elapsed = started.elapsed();
+    outcome_err(&r.outcome, ErrorKind::Timeout);
+    assert!(
+        elapsed <= Duration::from_millis(400),
+        "slept past the deadline: {elapsed:?}"
+    );
+    let r = hostile_call("sleep_ms", json!({"ms": 20}), &limits);
+    assert!(
+        matches!(&r.outcome, ToolOutcome::Success(o) if o.text == "slept"),
+        "{:?}",
+        r.outcome
+    );
+}
+
+#[test]
+fn a_fifo_in_the_workspace_never_blocks_a_builtin_tool() {
+    let sb = Sandbox::new();
+    sb.write("dir/a.txt", "needle\n");
+    let fifo = sb.ws().join("dir/pipe");
+    let made = std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap();
+    assert!(made.success());
+    let started = Instant::now();
+    let ro = warden::capability::WriteMode::ReadOnly;
+    let r = call("read_file", json!({"path": "dir/pipe"}), &sb.ws(), ro);
+    assert!(err(&r, ErrorKind::InvalidInput).contains("dir/pipe: not a regular file"));
+    let r = call(
+        "grep",
+        json!({"pattern": "needle", "path": "dir/pipe"}),
+        &sb.ws(),
+        ro,
+    );
+    assert!(err(&r, ErrorKind::InvalidInput).contains("not a regular file"));
+    let r = call("grep", json!({"pattern": "needle"}), &sb.ws(), ro);
+    assert!(
+        ok(&r).text.starts_with("dir/a.txt:1:needle\n"),
+        "{}",
+        ok(&r).text
+    );
+    assert!(started.elapsed() < Duration::from_secs(10));
 }

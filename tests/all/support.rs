@@ -235,3 +235,11 @@ pub fn warden(home: &Path) -> std::process::Command {
     cmd.env("WARDEN_HOME", home).env_remove("RUST_LOG");
     cmd
 }
+
+/// Held by tests that measure wall-clock time and by tests that load the
+/// CPU heavily (the nested guest build), so the two never overlap.
+pub fn exclusive() -> std::sync::MutexGuard<'static, ()> {
+    static LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    LOCK.lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}

@@ -11,6 +11,7 @@ use wasmtime_wasi::p2::bindings::{cli, clocks, filesystem, random, sync};
 use wasmtime_wasi::p2::{DynInputStream, DynOutputStream, DynPollable};
 use wasmtime_wasi::random::{WasiRandom, WasiRandomView};
 
+use super::clock::{DeadlineClock, HasDeadlineClock};
 use crate::plugin::{ImportClass, classify_import};
 use crate::runtime::CallState;
 use crate::runtime::bindings::ToolPlugin;
@@ -42,7 +43,13 @@ pub fn linker_for(
     ToolPlugin::add_to_linker::<CallState, HasSelf<CallState>>(&mut l, |s| s)?;
 
     clocks::wall_clock::add_to_linker::<CallState, WasiClocks>(&mut l, CallState::clocks)?;
-    clocks::monotonic_clock::add_to_linker::<CallState, WasiClocks>(&mut l, CallState::clocks)?;
+    clocks::monotonic_clock::add_to_linker::<CallState, HasDeadlineClock>(&mut l, |s| {
+        let deadline = s.deadline();
+        DeadlineClock {
+            inner: s.clocks(),
+            deadline,
+        }
+    })?;
     random::random::add_to_linker::<CallState, WasiRandom>(&mut l, CallState::random)?;
     random::insecure::add_to_linker::<CallState, WasiRandom>(&mut l, CallState::random)?;
     random::insecure_seed::add_to_linker::<CallState, WasiRandom>(&mut l, CallState::random)?;

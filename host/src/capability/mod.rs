@@ -6,6 +6,7 @@
 //! and symlinks alike), and an interface the grant does not allow is not
 //! linked: calling it traps and the call reports which interface it was.
 
+mod clock;
 mod grant;
 mod link;
 mod wasi;

@@ -82,6 +82,10 @@ pub fn call(args: CallArgs) -> Exit {
             );
         }
     };
+    if !workspace.is_dir() {
+        let msg = format!("workspace {} is not a directory", workspace.display());
+        return fail(args.json, Exit::Usage, &msg);
+    }
     let catalog = match open_catalog(args.json) {
         Ok(c) => c,
         Err(code) => return code,
@@ -156,10 +160,24 @@ fn read_input(arg: &str) -> Result<String, String> {
 }
 
 fn show_progress(p: &ProgressEvent) {
+    let message = printable(&p.message);
     match p.fraction {
-        Some(f) => eprintln!("… {} ({:.0}%)", p.message, f * 100.0),
-        None => eprintln!("… {}", p.message),
+        Some(f) => eprintln!("… {message} ({:.0}%)", f * 100.0),
+        None => eprintln!("… {message}"),
     }
+}
+
+/// Plugin-supplied text with control characters (terminal escapes) replaced.
+fn printable(text: &str) -> String {
+    text.chars()
+        .map(|c| {
+            if c.is_control() && c != '\n' && c != '\t' {
+                '\u{fffd}'
+            } else {
+                c
+            }
+        })
+        .collect()
 }
 
 fn print_json(r: &CallResult) {
@@ -203,7 +221,7 @@ fn print_human(r: &CallResult) {
     }
     if let Some(report) = &r.report {
         for line in &report.logs {
-            eprintln!("[{:?}] {}", line.level, line.message);
+            eprintln!("[{:?}] {}", line.level, printable(&line.message));
         }
         if report.logs_dropped > 0 {
             eprintln!(

@@ -3,8 +3,9 @@
 //! Listing tools reads cached metadata only; a component is compiled or
 //! mapped from the cache when one of its tools is called.
 
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, PoisonError};
 
 use super::inspect::Inspection;
 use super::registry::{InstallError, InstallReport, InstalledPlugin, Registry};
@@ -68,6 +69,9 @@ pub struct Catalog {
     runtime: Runtime,
     registry: Registry,
     entries: Vec<PluginEntry>,
+    /// Plugins loaded so far, by sha256: each keeps its `InstancePre`s, so
+    /// later calls only instantiate.
+    loaded: Mutex<HashMap<String, Arc<LoadedPlugin>>>,
 }
 
 impl Catalog {
@@ -92,6 +96,7 @@ impl Catalog {
             runtime,
             registry,
             entries,
+            loaded: Mutex::default(),
         })
     }
 
@@ -121,8 +126,25 @@ impl Catalog {
             .flat_map(|e| e.meta.tools.iter().map(move |t| (e, t)))
     }
 
-    /// Load `entry`'s component, ready for calls.
+    /// Load `entry`'s component, ready for calls; loaded once per catalog.
     pub fn load(&self, entry: &PluginEntry) -> Result<Arc<LoadedPlugin>, CatalogError> {
+        if let Some(p) = self
+            .loaded
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .get(&entry.sha256)
+        {
+            return Ok(p.clone());
+        }
+        let plugin = self.load_uncached(entry)?;
+        self.loaded
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .insert(entry.sha256.clone(), plugin.clone());
+        Ok(plugin)
+    }
+
+    fn load_uncached(&self, entry: &PluginEntry) -> Result<Arc<LoadedPlugin>, CatalogError> {
         let name = entry.name().to_string();
         match &entry.source {
             PluginSource::Builtin(wasm) => self

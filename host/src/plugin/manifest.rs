@@ -105,7 +105,8 @@ impl Manifest {
     }
 }
 
-fn valid_plugin_name(name: &str) -> bool {
+/// `^[a-z0-9][a-z0-9_-]{0,63}$`: safe as a directory name.
+pub(crate) fn valid_plugin_name(name: &str) -> bool {
     let b = name.as_bytes();
     (1..=64).contains(&b.len())
         && (b[0].is_ascii_lowercase() || b[0].is_ascii_digit())

@@ -69,6 +69,8 @@ impl Registry {
         };
         let mut out: Vec<InstalledPlugin> = entries
             .filter_map(Result::ok)
+            // Staging and backup directories of an interrupted install start with a dot.
+            .filter(|e| !e.file_name().to_string_lossy().starts_with('.'))
             .filter_map(|e| std::fs::read(e.path().join(RECORD_FILE)).ok())
             .filter_map(|bytes| serde_json::from_slice(&bytes).ok())
             .collect();
@@ -76,8 +78,11 @@ impl Registry {
         out
     }
 
-    /// The installed plugin called `name`.
+    /// The installed plugin called `name` (never a path: names are validated).
     pub fn get(&self, name: &str) -> Option<InstalledPlugin> {
+        if !super::manifest::valid_plugin_name(name) {
+            return None;
+        }
         let bytes = std::fs::read(self.dir.join(name).join(RECORD_FILE)).ok()?;
         serde_json::from_slice(&bytes).ok()
     }

@@ -90,6 +90,9 @@ pub enum ErrorKind {
     Internal,
     /// The plugin tried to grow its memory past the call's cap.
     MemoryLimit,
+    /// The plugin hit another per-call limit: host-call fuel, open handles
+    /// or random bytes.
+    LimitExceeded,
     /// The plugin trapped (a panic, an out-of-bounds access, ...).
     Crashed,
     /// No tool of that name is installed.
@@ -109,6 +112,7 @@ impl ErrorKind {
             ErrorKind::Timeout => "timeout",
             ErrorKind::Internal => "internal",
             ErrorKind::MemoryLimit => "memory-limit",
+            ErrorKind::LimitExceeded => "limit-exceeded",
             ErrorKind::Crashed => "crashed",
             ErrorKind::UnknownTool => "unknown-tool",
             ErrorKind::Host => "host",

@@ -226,6 +226,9 @@ fn classify_trap(store: &Store<CallState>, err: wasmtime::Error, limits: &Limits
         ));
     }
     let text = format!("{err:#}");
+    if let Some(message) = host_limit_message(&text, limits) {
+        return ToolOutcome::Error(ToolError::new(ErrorKind::LimitExceeded, message));
+    }
     if let Some(rest) = text.split("unknown import: `").nth(1) {
         let name = rest.split(['`', '#']).next().unwrap_or("an interface");
         return ToolOutcome::Error(ToolError::new(
@@ -241,6 +244,28 @@ fn classify_trap(store: &Store<CallState>, err: wasmtime::Error, limits: &Limits
         None => format!("the plugin crashed: {root}"),
     };
     ToolOutcome::Error(ToolError::new(ErrorKind::Crashed, message))
+}
+
+/// Explain a trap raised by one of the WASI host-call limits, if it is one.
+fn host_limit_message(trap: &str, limits: &Limits) -> Option<String> {
+    if trap.contains("fuel allocated for hostcalls has been exhausted") {
+        Some(format!(
+            "the plugin passed more than {} bytes to the host in a single call or result (host-call fuel) and was stopped",
+            limits.hostcall_fuel
+        ))
+    } else if trap.contains("resource table has no free keys") {
+        Some(format!(
+            "the plugin held more than {} open handles (files, streams) at once and was stopped",
+            limits.resource_handles
+        ))
+    } else if trap.contains("requested len") && trap.contains("exceeds limit") {
+        Some(format!(
+            "the plugin asked for more than {} random bytes in one call and was stopped",
+            limits.random_bytes
+        ))
+    } else {
+        None
+    }
 }
 
 /// The message of the last Rust panic in a guest's stderr: the text after

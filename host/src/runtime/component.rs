@@ -122,19 +122,23 @@ impl LoadedPlugin {
         Ok(pre)
     }
 
-    /// The compiled JSON Schema validator for tool `name`'s input.
-    pub fn validator(&self, name: &str) -> Option<Arc<jsonschema::Validator>> {
+    /// The compiled JSON Schema validator for tool `name`'s input. Fails
+    /// (and the call must be refused) if the tool is unknown or its schema
+    /// does not compile: validation never fails open.
+    pub fn validator(&self, name: &str) -> Result<Arc<jsonschema::Validator>, String> {
         let mut validators = self
             .validators
             .lock()
             .unwrap_or_else(PoisonError::into_inner);
         if let Some(v) = validators.get(name) {
-            return Some(v.clone());
+            return Ok(v.clone());
         }
-        let spec = self.tool(name)?;
-        let v = Arc::new(compile_schema(&spec.input_schema).ok()?);
+        let spec = self
+            .tool(name)
+            .ok_or_else(|| format!("plugin {} has no tool {name}", self.name()))?;
+        let v = Arc::new(compile_schema(&spec.input_schema)?);
         validators.insert(name.to_string(), v.clone());
-        Some(v)
+        Ok(v)
     }
 }
 

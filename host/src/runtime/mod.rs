@@ -131,6 +131,7 @@ fn list_tools(plugin: &LoadedPlugin) -> Result<Vec<crate::protocol::ToolSpec>, L
     let state = CallState::new(wasi, stderr, limits, CancelToken::new(), None);
     let mut store = wasmtime::Store::new(&plugin.engine, state);
     store.limiter(|s| s);
+    store.set_hostcall_fuel(Limits::default().hostcall_fuel);
     store.set_epoch_deadline(1);
     store.epoch_deadline_callback(|cx| match cx.data().check_interrupt() {
         Some(why) => Err(state::Interrupted(why).into()),

@@ -88,6 +88,8 @@ pub struct CallState {
     progress_sink: Option<ProgressSink>,
     /// Set when the limiter refused a memory growth.
     pub(crate) memory_refused: bool,
+    /// Linear memory committed across all of the instance's memories.
+    memory_total: usize,
 }
 
 impl CallState {
@@ -103,7 +105,9 @@ impl CallState {
         CallState {
             wasi,
             table,
-            deadline: Instant::now() + limits.deadline,
+            deadline: Instant::now()
+                .checked_add(limits.deadline)
+                .unwrap_or_else(far_future),
             limits,
             cancel,
             stderr,
@@ -113,7 +117,13 @@ impl CallState {
             progress: Vec::new(),
             progress_sink,
             memory_refused: false,
+            memory_total: 0,
         }
+    }
+
+    /// When the call's deadline falls.
+    pub fn deadline(&self) -> Instant {
+        self.deadline
     }
 
     /// Decide, at an epoch tick, whether the guest may go on.
@@ -138,16 +148,22 @@ impl WasiView for CallState {
 }
 
 impl ResourceLimiter for CallState {
+    /// The cap covers the sum of all memories, so a component with several
+    /// memories cannot multiply it.
     fn memory_growing(
         &mut self,
-        _current: usize,
+        current: usize,
         desired: usize,
         _maximum: Option<usize>,
     ) -> wasmtime::Result<bool> {
-        if desired > self.limits.memory_bytes {
+        let total = self
+            .memory_total
+            .saturating_add(desired.saturating_sub(current));
+        if total > self.limits.memory_bytes {
             self.memory_refused = true;
             return Ok(false);
         }
+        self.memory_total = total;
         Ok(true)
     }
 
@@ -159,6 +175,11 @@ impl ResourceLimiter for CallState {
     ) -> wasmtime::Result<bool> {
         Ok(desired <= MAX_TABLE_ELEMENTS)
     }
+}
+
+/// A deadline so far ahead it never fires (for an unrepresentable one).
+fn far_future() -> Instant {
+    Instant::now() + std::time::Duration::from_secs(100 * 365 * 24 * 3600)
 }
 
 /// Table elements a guest may grow to; tables hold function references.

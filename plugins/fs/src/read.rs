@@ -70,6 +70,13 @@ impl Tool for ReadFile {
 /// Show up to `limit` lines of the file at `wp`, from line `start` (1-based).
 fn read(wp: &WorkspacePath, start: usize, limit: usize) -> Result<Output, ToolError> {
     let shown = wp.display();
+    // Stat before opening: opening a FIFO or a device could block forever.
+    let kind = std::fs::metadata(wp.guest()).map_err(|e| open_error(&e, shown))?;
+    if !kind.is_file() && !kind.is_dir() {
+        return Err(ToolError::invalid_input(format!(
+            "{shown}: not a regular file (a FIFO, socket or device); read_file only reads files"
+        )));
+    }
     let file = File::open(wp.guest()).map_err(|e| open_error(&e, shown))?;
     let meta = file.metadata().map_err(|e| ToolError::from_io(&e, shown))?;
     if meta.is_dir() {

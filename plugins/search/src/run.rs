@@ -51,6 +51,11 @@ pub(crate) fn grep(
     let mut sink = Sink::default();
     let mut tally = Tally::default();
     let mut buf = Vec::new();
+    if !meta.is_dir() && !meta.is_file() {
+        return Err(ToolError::invalid_input(format!(
+            "{shown}: not a regular file (a FIFO, socket or device); grep searches files and directories"
+        )));
+    }
     if !meta.is_dir() {
         search_file(
             &searcher,

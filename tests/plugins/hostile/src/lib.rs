@@ -9,6 +9,7 @@
 
 mod exhaust;
 mod files;
+mod hostcalls;
 mod probe;
 mod wasi_libc;
 
@@ -67,4 +68,7 @@ register!(
     files::SetLen,
     files::Mkdir,
     files::List,
+    hostcalls::BigLog,
+    hostcalls::OpenMany,
+    hostcalls::RandomBytes,
 );

@@ -1,0 +1,88 @@
+//! Tools that push the WASI host-call limits: one huge host call, too many
+//! open handles, and an oversized request for random bytes.
+
+use warden_sdk::serde_json::{Value, json};
+use warden_sdk::{Context, LogLevel, Output, Tool, ToolError};
+
+use crate::{io_error, mib_to_bytes};
+
+/// Sends one log message of `mib` MiB: a single host call with that much data.
+pub struct BigLog;
+
+#[derive(serde::Deserialize)]
+pub struct BigLogInput {
+    mib: usize,
+}
+
+impl Tool for BigLog {
+    type Input = BigLogInput;
+    const NAME: &'static str = "big_log";
+    const DESCRIPTION: &'static str = "Log one message of `mib` MiB.";
+
+    fn input_schema(&self) -> Value {
+        json!({"type": "object", "properties": {"mib": {"type": "integer", "minimum": 0}}, "required": ["mib"]})
+    }
+
+    fn call(&self, input: BigLogInput, _cx: &Context) -> Result<Output, ToolError> {
+        let message = "x".repeat(mib_to_bytes(input.mib)?);
+        warden_sdk::log(LogLevel::Info, &message);
+        Ok(Output::text("logged"))
+    }
+}
+
+/// Opens `path` `count` times and keeps every handle open.
+pub struct OpenMany;
+
+#[derive(serde::Deserialize)]
+pub struct OpenManyInput {
+    path: String,
+    count: usize,
+}
+
+impl Tool for OpenMany {
+    type Input = OpenManyInput;
+    const NAME: &'static str = "open_many";
+    const DESCRIPTION: &'static str = "Open a file `count` times, keeping every handle.";
+
+    fn input_schema(&self) -> Value {
+        json!({
+            "type": "object",
+            "properties": {"path": {"type": "string"}, "count": {"type": "integer", "minimum": 0}},
+            "required": ["path", "count"]
+        })
+    }
+
+    fn call(&self, input: OpenManyInput, _cx: &Context) -> Result<Output, ToolError> {
+        let mut files = Vec::with_capacity(input.count);
+        for _ in 0..input.count {
+            files.push(
+                std::fs::File::open(&input.path).map_err(|e| io_error("open", &input.path, &e))?,
+            );
+        }
+        Ok(Output::text(format!("opened {}", files.len())))
+    }
+}
+
+/// Asks the host for `len` random bytes in one `wasi:random` call.
+pub struct RandomBytes;
+
+#[derive(serde::Deserialize)]
+pub struct RandomBytesInput {
+    len: u64,
+}
+
+impl Tool for RandomBytes {
+    type Input = RandomBytesInput;
+    const NAME: &'static str = "random_bytes";
+    const DESCRIPTION: &'static str =
+        "Request `len` random bytes from wasi:random in a single call.";
+
+    fn input_schema(&self) -> Value {
+        json!({"type": "object", "properties": {"len": {"type": "integer", "minimum": 0}}, "required": ["len"]})
+    }
+
+    fn call(&self, input: RandomBytesInput, _cx: &Context) -> Result<Output, ToolError> {
+        let bytes = crate::wasi_libc::random_bytes(input.len);
+        Ok(Output::text(format!("got {} random bytes", bytes.len())))
+    }
+}
