@@ -5,6 +5,6 @@ wasmtime::component::bindgen!({
     world: "tool-plugin",
 });
 
-pub use exports::warden::tool::plugin as guest;
-pub use warden::tool::host;
-pub use warden::tool::types;
+pub use self::exports::warden::tool::plugin as guest;
+pub use self::warden::tool::host;
+pub use self::warden::tool::types;
