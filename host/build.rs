@@ -5,7 +5,7 @@
 //! Generated in OUT_DIR:
 //! - `builtin.rs`: the `BUILTIN` table (bytes and sha256 of `fs` and `search`);
 //! - `test_plugins.rs`: paths of every built guest, for tests and benches;
-//!   each fixture must be used by a test (see `tests/all/fixtures.rs`).
+//!   `tests/all/fixtures.rs` checks that every fixture tool is used by a test.
 
 use std::env;
 use std::fmt::Write as _;
@@ -32,7 +32,6 @@ fn main() -> Result<()> {
     for dir in ["plugins", "tests/plugins", "wit"] {
         println!("cargo:rerun-if-changed={}", root.join(dir).display());
     }
-    println!("cargo:rerun-if-env-changed=WARDEN_PLUGIN_PROFILE");
     println!(
         "cargo:rustc-env=WARDEN_WASMTIME_VERSION={}",
         locked_version(&root, "wasmtime")?

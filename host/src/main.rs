@@ -1,3 +1,6 @@
+//! The `warden` binary: parses the command line and exits with the code
+//! the command decided (see `warden::cli::Exit`).
+
 use std::process::ExitCode;
 
 use clap::Parser;

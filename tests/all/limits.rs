@@ -352,3 +352,38 @@ fn a_fifo_in_the_workspace_never_blocks_a_builtin_tool() {
     );
     assert!(started.elapsed() < Duration::from_secs(10));
 }
+
+#[test]
+fn a_cooperative_guest_sees_the_cancellation_and_returns_within_the_grace() {
+    let _quiet = exclusive();
+    let p = hostile();
+    let _ = hostile_call("ok", json!({}), &Limits::default());
+    let cancel = CancelToken::new();
+    let trigger = cancel.clone();
+    let cancelled_at = std::sync::Arc::new(std::sync::Mutex::new(None));
+    let at = cancelled_at.clone();
+    let t = std::thread::spawn(move || {
+        std::thread::sleep(Duration::from_millis(50));
+        *at.lock().unwrap() = Some(Instant::now());
+        trigger.cancel();
+    });
+    let input = json!({}).to_string();
+    let r = p.call(CallRequest {
+        call_id: "c".into(),
+        tool: "is_cancelled_spin",
+        input: &input,
+        grant: &Grant::none(),
+        limits: &Limits::default(),
+        cancel,
+        progress: None,
+    });
+    let ended = Instant::now();
+    t.join().unwrap();
+    assert_eq!(r.outcome, ToolOutcome::Cancelled);
+    let after_cancel = ended - cancelled_at.lock().unwrap().unwrap();
+    // A guest forced out would take the whole grace; this one noticed first.
+    assert!(
+        after_cancel < warden::runtime::CANCEL_GRACE / 2,
+        "{after_cancel:?}"
+    );
+}

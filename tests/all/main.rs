@@ -6,6 +6,7 @@
 
 mod cli;
 mod containment;
+mod fixtures;
 mod fs_tools;
 mod guest_units;
 mod limits;

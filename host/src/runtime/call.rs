@@ -119,7 +119,7 @@ impl LoadedPlugin {
         store.limiter(|s| s);
         store.set_hostcall_fuel(limits.hostcall_fuel);
         store.set_epoch_deadline(1);
-        store.epoch_deadline_callback(|cx| match cx.data().check_interrupt() {
+        store.epoch_deadline_callback(|mut cx| match cx.data_mut().check_interrupt() {
             Some(why) => Err(Interrupted(why).into()),
             None => Ok(UpdateDeadline::Continue(1)),
         });
@@ -151,6 +151,8 @@ impl LoadedPlugin {
                 .call_call(&mut *store, req.tool, req.input, &context);
         match result {
             Err(e) => classify_trap(store, e, limits),
+            // A call cancelled while it ran is cancelled, whatever it returned.
+            Ok(_) if req.cancel.is_cancelled() => ToolOutcome::Cancelled,
             Ok(Err(e)) => ToolOutcome::Error(ToolError::new(guest_kind(e.kind), e.message)),
             Ok(Ok(out)) => success(out, limits),
         }

@@ -37,7 +37,7 @@ pub fn build() -> wasmtime::Result<Engine> {
         // Reset only the pages a call dirtied (PAGEMAP_SCAN, Linux 6.7+) and
         // keep them mapped: the next instance in the slot starts from the
         // pristine image without page faults. Measured: a no-op call drops
-        // from ~40 µs to ~15 µs. Isolation is unchanged: every dirty page is
+        // from ~40 µs to ~20 µs. Isolation is unchanged: every dirty page is
         // restored before reuse.
         .pagemap_scan(Enabled::Auto)
         .linear_memory_keep_resident(KEEP_RESIDENT_BYTES)

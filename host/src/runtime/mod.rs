@@ -26,7 +26,9 @@ pub use component::{LoadError, LoadedPlugin, PLUGIN_EXPORT, PluginMeta, SUPPORTE
 pub use engine::{MAX_CONCURRENT_INSTANCES, TICK};
 pub use limits::{Limits, MAX_MEMORY_BYTES};
 pub use pipe::{CappedPipe, Captured};
-pub use state::{CallState, CancelToken, LogLevel, LogLine, ProgressEvent, ProgressSink};
+pub use state::{
+    CANCEL_GRACE, CallState, CancelToken, LogLevel, LogLine, ProgressEvent, ProgressSink,
+};
 
 use crate::capability::Grant;
 use crate::plugin::Manifest;
@@ -133,7 +135,7 @@ fn list_tools(plugin: &LoadedPlugin) -> Result<Vec<crate::protocol::ToolSpec>, L
     store.limiter(|s| s);
     store.set_hostcall_fuel(Limits::default().hostcall_fuel);
     store.set_epoch_deadline(1);
-    store.epoch_deadline_callback(|cx| match cx.data().check_interrupt() {
+    store.epoch_deadline_callback(|mut cx| match cx.data_mut().check_interrupt() {
         Some(why) => Err(state::Interrupted(why).into()),
         None => Ok(wasmtime::UpdateDeadline::Continue(1)),
     });

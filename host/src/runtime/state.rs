@@ -61,6 +61,9 @@ pub struct ProgressEvent {
 /// Receives progress reports as they happen (for example to draw them).
 pub type ProgressSink = Arc<dyn Fn(&ProgressEvent) + Send + Sync>;
 
+/// How long a cancelled guest may take to return on its own.
+pub const CANCEL_GRACE: std::time::Duration = std::time::Duration::from_millis(100);
+
 /// Why the host stopped a guest.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Interrupt {
@@ -90,6 +93,8 @@ pub struct CallState {
     pub(crate) memory_refused: bool,
     /// Linear memory committed across all of the instance's memories.
     memory_total: usize,
+    /// When an epoch check first saw the cancellation.
+    cancel_seen: Option<Instant>,
 }
 
 impl CallState {
@@ -118,6 +123,7 @@ impl CallState {
             progress_sink,
             memory_refused: false,
             memory_total: 0,
+            cancel_seen: None,
         }
     }
 
@@ -127,10 +133,16 @@ impl CallState {
     }
 
     /// Decide, at an epoch tick, whether the guest may go on.
-    pub(crate) fn check_interrupt(&self) -> Option<Interrupt> {
+    /// A cancelled guest gets [`CANCEL_GRACE`] to notice `is-cancelled`
+    /// and return on its own before it is interrupted.
+    pub(crate) fn check_interrupt(&mut self) -> Option<Interrupt> {
         if self.cancel.is_cancelled() {
-            Some(Interrupt::Cancelled)
-        } else if Instant::now() >= self.deadline {
+            let seen = *self.cancel_seen.get_or_insert_with(Instant::now);
+            if seen.elapsed() >= CANCEL_GRACE {
+                return Some(Interrupt::Cancelled);
+            }
+        }
+        if Instant::now() >= self.deadline {
             Some(Interrupt::Deadline)
         } else {
             None

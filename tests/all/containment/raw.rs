@@ -2,10 +2,6 @@
 //! straight to `std::fs`: the WASI layer alone must refuse.
 
 use super::*;
-// ---- B: raw attempts through the hostile fixture ---------------------------
-
-/// The text of a successful raw call.
-#[track_caller]
 #[test]
 fn raw_reads_outside_are_refused() {
     let sb = populated();

@@ -2,7 +2,6 @@
 //! then the WASI preopen.
 
 use super::*;
-// ---- A: built-in tools through the pipeline --------------------------------
 
 #[test]
 fn dot_dot_out_of_the_workspace_is_refused_by_every_tool() {
