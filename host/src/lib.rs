@@ -3,14 +3,16 @@
 //!
 //! Layers, each in its own module: [`protocol`] (pure types), [`runtime`]
 //! (engine, components, limits), [`capability`] (grants to WASI),
-//! [`plugin`] (manifests, built-ins, installation), [`pipeline`] (one
-//! validated, sandboxed call), [`cli`] (the `warden` command).
+//! [`plugin`] (manifests, built-ins, installation), [`policy`] (rules,
+//! modes, grants, protected paths), [`pipeline`] (one validated, sandboxed
+//! call), [`cli`] (the `warden` command).
 
 pub mod capability;
 pub mod cli;
 pub mod home;
 pub mod pipeline;
 pub mod plugin;
+pub mod policy;
 pub mod protocol;
 pub mod runtime;
 

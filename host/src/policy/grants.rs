@@ -1,0 +1,238 @@
+//! What a policy grants each plugin and tool: filesystem, network, limits.
+//!
+//! Grants are layered field by field: `[grants.tool.<name>]` overrides
+//! `[grants.plugin.<name>]`, which overrides `[grants.default]`. A field no
+//! layer sets takes the safe default: workspace read-only, no extra
+//! directories, no network, the runtime's default limits. The grant is an
+//! upper bound: a call gets the plugin's declared needs intersected with it.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use serde::{Deserialize, Deserializer, Serialize, de::Error as _};
+
+use crate::capability::FsAccess;
+use crate::runtime::{Limits, MAX_MEMORY_BYTES};
+
+/// Access to the workspace, as a policy file spells it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum WorkspaceAccess {
+    /// No filesystem at all.
+    None,
+    /// Read files and list directories.
+    ReadOnly,
+    /// Read and write inside the workspace (protected paths excepted).
+    ReadWrite,
+}
+
+impl WorkspaceAccess {
+    /// The filesystem access this grants, `None` for no filesystem.
+    pub fn fs_access(self) -> Option<FsAccess> {
+        match self {
+            WorkspaceAccess::None => None,
+            WorkspaceAccess::ReadOnly => Some(FsAccess::ReadOnly),
+            WorkspaceAccess::ReadWrite => Some(FsAccess::ReadWrite),
+        }
+    }
+}
+
+/// A directory outside the workspace a call may use.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ExtraDir {
+    /// Absolute host path (no `~` expansion, no relative paths).
+    #[serde(deserialize_with = "absolute_path")]
+    pub path: PathBuf,
+    /// Read-only or read-write.
+    pub access: FsAccess,
+}
+
+/// One layer of grants (`[grants.default]`, `[grants.plugin.<name>]` or
+/// `[grants.tool.<name>]`). `None` fields inherit from the layer below.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct GrantTable {
+    /// Workspace access: `none`, `read-only` or `read-write`.
+    pub workspace: Option<WorkspaceAccess>,
+    /// Directories besides the workspace; replaces the lower layer's list.
+    pub extra_dirs: Option<Vec<ExtraDir>>,
+    /// Egress rules, each `scheme://host:port` (port may be `*`); replaces
+    /// the lower layer's list.
+    #[serde(default, deserialize_with = "network_rules")]
+    pub network: Option<Vec<String>>,
+    /// Wall-clock deadline per call, in milliseconds (at least 1).
+    #[serde(default, deserialize_with = "positive")]
+    pub deadline_ms: Option<u64>,
+    /// Guest memory per call, in MiB (1 to 4096).
+    #[serde(default, deserialize_with = "memory_mib")]
+    pub memory_mib: Option<u64>,
+    /// Result text kept per call before truncation, in bytes (at least 1).
+    #[serde(default, deserialize_with = "positive")]
+    pub output_bytes: Option<u64>,
+}
+
+/// Every grant layer of a policy.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Grants {
+    /// `[grants.default]`: applies to every call.
+    #[serde(default)]
+    pub default: GrantTable,
+    /// `[grants.plugin.<name>]`: applies to every tool of a plugin.
+    #[serde(default)]
+    pub plugin: BTreeMap<String, GrantTable>,
+    /// `[grants.tool.<name>]`: applies to one tool.
+    #[serde(default)]
+    pub tool: BTreeMap<String, GrantTable>,
+}
+
+/// Limits a policy sets; `None` keeps the runtime default.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct LimitOverrides {
+    /// Wall-clock deadline per call.
+    pub deadline: Option<Duration>,
+    /// Guest memory per call, in bytes.
+    pub memory_bytes: Option<usize>,
+    /// Result text kept per call, in bytes.
+    pub output_bytes: Option<usize>,
+}
+
+impl LimitOverrides {
+    /// `base` with these overrides applied.
+    pub fn apply(&self, mut base: Limits) -> Limits {
+        if let Some(d) = self.deadline {
+            base.deadline = d;
+        }
+        if let Some(m) = self.memory_bytes {
+            base.memory_bytes = m;
+        }
+        if let Some(o) = self.output_bytes {
+            base.output_bytes = o;
+        }
+        base
+    }
+}
+
+/// The most a policy grants one tool of one plugin.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct GrantSpec {
+    /// Workspace access, `None` for no filesystem. Default read-only.
+    pub workspace: Option<FsAccess>,
+    /// Directories besides the workspace. Default none.
+    pub extra_dirs: Vec<ExtraDir>,
+    /// Egress rules, `scheme://host:port`. Default none: no network.
+    pub network: Vec<String>,
+    /// Limit overrides. Default none: the runtime defaults.
+    pub limits: LimitOverrides,
+}
+
+impl Grants {
+    /// The layers for `plugin` and `tool`, merged field by field.
+    pub fn resolve(&self, plugin: &str, tool: &str) -> GrantSpec {
+        let layers = [
+            Some(&self.default),
+            self.plugin.get(plugin),
+            self.tool.get(tool),
+        ];
+        let mut merged = GrantTable::default();
+        for layer in layers.into_iter().flatten() {
+            let l = layer.clone();
+            merged.workspace = l.workspace.or(merged.workspace);
+            merged.extra_dirs = l.extra_dirs.or(merged.extra_dirs);
+            merged.network = l.network.or(merged.network);
+            merged.deadline_ms = l.deadline_ms.or(merged.deadline_ms);
+            merged.memory_mib = l.memory_mib.or(merged.memory_mib);
+            merged.output_bytes = l.output_bytes.or(merged.output_bytes);
+        }
+        GrantSpec {
+            workspace: merged
+                .workspace
+                .unwrap_or(WorkspaceAccess::ReadOnly)
+                .fs_access(),
+            extra_dirs: merged.extra_dirs.unwrap_or_default(),
+            network: merged.network.unwrap_or_default(),
+            limits: LimitOverrides {
+                deadline: merged.deadline_ms.map(Duration::from_millis),
+                memory_bytes: merged
+                    .memory_mib
+                    .and_then(|m| usize::try_from(m << 20).ok()),
+                output_bytes: merged
+                    .output_bytes
+                    .map(|o| usize::try_from(o).unwrap_or(usize::MAX)),
+            },
+        }
+    }
+}
+
+fn positive<'de, D: Deserializer<'de>>(d: D) -> Result<Option<u64>, D::Error> {
+    let v = u64::deserialize(d)?;
+    if v == 0 {
+        return Err(D::Error::custom(
+            "must be at least 1; leave it out for the default",
+        ));
+    }
+    Ok(Some(v))
+}
+
+fn memory_mib<'de, D: Deserializer<'de>>(d: D) -> Result<Option<u64>, D::Error> {
+    let v = u64::deserialize(d)?;
+    let max = (MAX_MEMORY_BYTES >> 20) as u64;
+    if v == 0 || v > max {
+        return Err(D::Error::custom(format!(
+            "memory_mib must be between 1 and {max} (the engine's ceiling)"
+        )));
+    }
+    Ok(Some(v))
+}
+
+fn absolute_path<'de, D: Deserializer<'de>>(d: D) -> Result<PathBuf, D::Error> {
+    let p = String::deserialize(d)?;
+    if !p.starts_with('/') {
+        return Err(D::Error::custom(format!(
+            "extra directory `{p}` must be an absolute path (no `~`, nothing relative)"
+        )));
+    }
+    Ok(PathBuf::from(p))
+}
+
+fn network_rules<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Vec<String>>, D::Error> {
+    let rules = Vec::<String>::deserialize(d)?;
+    for rule in &rules {
+        if !is_network_rule(rule) {
+            return Err(D::Error::custom(format!(
+                "network rule `{rule}` must be scheme://host:port, e.g. \
+                 `https://api.example.com:443` (port may be `*`, host may start with `*.`)"
+            )));
+        }
+    }
+    Ok(Some(rules))
+}
+
+/// `scheme://host:port`: a URL scheme, a host name, `*.`-wildcard or
+/// bracketed IPv6 address, and a port number or `*`. No path, no user info.
+fn is_network_rule(rule: &str) -> bool {
+    let Some((scheme, rest)) = rule.split_once("://") else {
+        return false;
+    };
+    let Some((host, port)) = rest.rsplit_once(':') else {
+        return false;
+    };
+    let scheme_ok = scheme.starts_with(|c: char| c.is_ascii_alphabetic())
+        && scheme
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "+-.".contains(c));
+    let port_ok = port == "*" || port.parse::<u16>().is_ok_and(|p| p > 0);
+    let host_ok = match host.strip_prefix('[').and_then(|h| h.strip_suffix(']')) {
+        Some(v6) => v6.parse::<std::net::Ipv6Addr>().is_ok(),
+        None => {
+            let name = host.strip_prefix("*.").unwrap_or(host);
+            !name.is_empty()
+                && name
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '.')
+        }
+    };
+    scheme_ok && port_ok && host_ok
+}

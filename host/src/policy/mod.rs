@@ -1,0 +1,240 @@
+//! The permission engine: policy files, approval modes, rules over tool
+//! arguments, grants and protected paths.
+//!
+//! Pure logic, no I/O besides [`Policy::load_file`]. Invariants: a policy
+//! is used only if it parsed and validated completely (unknown keys, bad
+//! patterns, duplicate, unreachable or contradictory rules are errors);
+//! every call gets exactly one [`Decision`], and deny beats ask beats
+//! allow; a call that would write a protected path is denied whatever the
+//! rules say. The file format is documented in `policies/README.md`.
+
+mod decide;
+mod decision;
+mod error;
+mod grants;
+mod inline_test;
+mod matchers;
+mod protected;
+mod rule;
+
+#[cfg(test)]
+mod tests;
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use serde::Deserialize;
+use toml::Spanned;
+
+pub use decision::{CallFacts, DecidedBy, Decision, Mode, Verdict};
+pub use error::PolicyError;
+pub use grants::{ExtraDir, GrantSpec, GrantTable, Grants, LimitOverrides, WorkspaceAccess};
+pub use inline_test::{PolicyTest, TestOutcome};
+pub use protected::{DEFAULT_PROTECTED, Protected, normalize_path};
+pub use rule::{ArgMatcher, Rule};
+
+use decide::RuleIndex;
+use error::Locator;
+use matchers::ArgMatchers;
+
+/// The name of the rule reported when a protected path decides a call.
+pub const PROTECTED_RULE: &str = "protected-paths";
+
+/// A parsed and validated policy.
+#[derive(Debug, Clone)]
+pub struct Policy {
+    /// Short name, e.g. `workspace-write`.
+    pub name: String,
+    /// One line saying what the policy is for.
+    pub description: String,
+    /// How calls no rule matches are decided.
+    pub mode: Mode,
+    /// No one can answer a prompt: every ask becomes a deny.
+    pub non_interactive: bool,
+    /// The rules, in file order.
+    pub rules: Vec<Rule>,
+    /// Filesystem, network and limit grants per plugin and tool.
+    pub grants: Grants,
+    /// Paths tools may never write (and, optionally, read).
+    pub protected: Protected,
+    /// The policy's own test cases.
+    pub tests: Vec<PolicyTest>,
+    /// Every rule's argument matchers, compiled.
+    matchers: ArgMatchers,
+    /// Which rules can apply to a tool.
+    index: RuleIndex,
+}
+
+impl Policy {
+    /// Parse and validate a policy. `origin` (a file name) prefixes every
+    /// error, which also carries the line and column.
+    pub fn parse(text: &str, origin: &str) -> Result<Policy, PolicyError> {
+        let loc = Locator::new(text, origin);
+        let file: PolicyFile = toml::from_str(text).map_err(|e| loc.syntax(&e))?;
+
+        let mut paths = Vec::new();
+        if !file.protected.replace_defaults {
+            paths.extend(DEFAULT_PROTECTED.iter().map(|p| p.to_string()));
+        }
+        for p in &file.protected.paths {
+            Protected::new(vec![p.get_ref().clone()], true).map_err(|(pat, msg)| {
+                loc.invalid(
+                    p.span(),
+                    format!("bad glob `{pat}` in `protected.paths`: {msg}; fix the pattern"),
+                )
+            })?;
+            paths.push(p.get_ref().clone());
+        }
+        let protected = Protected::new(paths, file.protected.readable).map_err(|(pat, msg)| {
+            loc.invalid(0..0, format!("bad protected path `{pat}`: {msg}"))
+        })?;
+
+        let mut rules = Vec::with_capacity(file.rule.len());
+        let mut spans = Vec::with_capacity(file.rule.len());
+        for r in file.rule {
+            spans.push(r.name.span());
+            rules.push(rule::compile(r, &loc)?);
+        }
+        rule::check_rules(&rules, &spans, &loc)?;
+        let index = RuleIndex::build(&rules)
+            .map_err(|msg| loc.invalid(0..0, format!("bad tool glob: {msg}")))?;
+        let matchers = ArgMatchers::build(&rules)
+            .map_err(|msg| loc.invalid(0..0, format!("argument matchers: {msg}")))?;
+
+        Ok(Policy {
+            name: file.name,
+            description: file.description,
+            mode: file.mode,
+            non_interactive: file.non_interactive,
+            rules,
+            grants: file.grants,
+            protected,
+            tests: file.test,
+            matchers,
+            index,
+        })
+    }
+
+    /// Read and parse the policy file at `path`.
+    pub fn load_file(path: &Path) -> Result<Policy, PolicyError> {
+        let text = std::fs::read_to_string(path).map_err(|source| PolicyError::Read {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        Policy::parse(&text, &path.display().to_string())
+    }
+
+    /// The most this policy grants `tool` of `plugin`: `[grants.tool]`
+    /// over `[grants.plugin]` over `[grants.default]`, field by field.
+    pub fn grant_for(&self, plugin: &str, tool: &str) -> GrantSpec {
+        self.grants.resolve(plugin, tool)
+    }
+}
+
+/// The policies shipped with Warden, as `(name, TOML text)`. The default is
+/// `workspace-write`.
+pub fn builtin_policies() -> Vec<(&'static str, &'static str)> {
+    vec![
+        (
+            "workspace-write",
+            include_str!("../../../policies/workspace-write.toml"),
+        ),
+        (
+            "read-only",
+            include_str!("../../../policies/read-only.toml"),
+        ),
+        ("strict", include_str!("../../../policies/strict.toml")),
+        ("ci", include_str!("../../../policies/ci.toml")),
+    ]
+}
+
+/// The name of the policy used when none is given.
+pub const DEFAULT_POLICY: &str = "workspace-write";
+
+// The policy file exactly as TOML spells it, with source spans kept for
+// error messages. Unknown keys are errors at every level.
+
+/// A whole policy file.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct PolicyFile {
+    pub name: String,
+    #[serde(default)]
+    pub description: String,
+    #[serde(default)]
+    pub mode: Mode,
+    #[serde(default)]
+    pub non_interactive: bool,
+    #[serde(default)]
+    pub grants: Grants,
+    #[serde(default)]
+    pub rule: Vec<RuleFile>,
+    #[serde(default)]
+    pub protected: ProtectedFile,
+    #[serde(default)]
+    pub test: Vec<PolicyTest>,
+}
+
+/// One `[[rule]]`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RuleFile {
+    pub name: Spanned<String>,
+    pub tools: Option<Spanned<Vec<String>>>,
+    pub decision: Verdict,
+    pub reason: Option<String>,
+    #[serde(default)]
+    pub args: BTreeMap<String, Spanned<MatcherFile>>,
+}
+
+/// One argument matcher: exactly one of the three kinds must be set.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct MatcherFile {
+    pub glob: Option<OneOrMany>,
+    pub prefix: Option<String>,
+    pub regex: Option<String>,
+}
+
+/// A string or a list of strings.
+#[derive(Debug, Deserialize)]
+#[serde(untagged, expecting = "a string or an array of strings")]
+enum OneOrMany {
+    One(String),
+    Many(Vec<String>),
+}
+
+impl OneOrMany {
+    fn into_vec(self) -> Vec<String> {
+        match self {
+            OneOrMany::One(s) => vec![s],
+            OneOrMany::Many(v) => v,
+        }
+    }
+}
+
+/// `[protected]`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ProtectedFile {
+    #[serde(default)]
+    pub paths: Vec<Spanned<String>>,
+    #[serde(default)]
+    pub replace_defaults: bool,
+    #[serde(default = "yes")]
+    pub readable: bool,
+}
+
+impl Default for ProtectedFile {
+    fn default() -> Self {
+        ProtectedFile {
+            paths: Vec::new(),
+            replace_defaults: false,
+            readable: true,
+        }
+    }
+}
+
+fn yes() -> bool {
+    true
+}
