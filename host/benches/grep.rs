@@ -71,6 +71,7 @@ fn bench(c: &mut Criterion) {
                 limits: Limits::default(),
                 cancel: CancelToken::new(),
                 progress: None,
+                policy: None,
             },
         );
         match r.outcome {

@@ -8,6 +8,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use crate::capability::{Grant, GrantCut, WriteMode};
 use crate::plugin::Catalog;
+use crate::policy::{CallFacts, DecidedBy, Decision, Policy, Verdict};
 use crate::protocol::{ErrorKind, ToolError, ToolOutcome};
 use crate::runtime::{CallReport, CallRequest, CancelToken, Limits, ProgressSink};
 
@@ -21,6 +22,10 @@ pub struct Invocation<'a> {
     pub limits: Limits,
     pub cancel: CancelToken,
     pub progress: Option<ProgressSink>,
+    /// The policy deciding the call and its grant. Without one, the grant is
+    /// the plugin's declared needs limited to the workspace, writable only
+    /// under [`WriteMode::AllowWrite`].
+    pub policy: Option<&'a Policy>,
 }
 
 /// Where a call stopped.
@@ -44,6 +49,8 @@ pub struct CallResult {
     pub stage: Stage,
     pub outcome: ToolOutcome,
     pub grant: Option<Grant>,
+    /// The policy's decision, when a policy was given.
+    pub decision: Option<Decision>,
     /// Declared capabilities the grant did not include.
     pub grant_cuts: Vec<GrantCut>,
     pub report: Option<CallReport>,
@@ -67,6 +74,7 @@ fn run_unscrubbed(catalog: &Catalog, inv: Invocation<'_>) -> CallResult {
         stage: Stage::Rejected,
         outcome: ToolOutcome::Cancelled,
         grant: None,
+        decision: None,
         grant_cuts: Vec::new(),
         report: None,
     };
@@ -136,15 +144,38 @@ fn run_unscrubbed(catalog: &Catalog, inv: Invocation<'_>) -> CallResult {
         return reject(result, ErrorKind::InvalidInput, message);
     }
 
-    let (grant, cuts) =
-        Grant::from_declared(&plugin.meta.manifest.capabilities, &workspace, inv.write);
+    let mut limits = inv.limits.clone();
+    let (grant, cuts) = match inv.policy {
+        None => Grant::from_declared(&plugin.meta.manifest.capabilities, &workspace, inv.write),
+        Some(policy) => {
+            let spec = plugin
+                .tool(inv.tool)
+                .map(|t| t.annotations)
+                .unwrap_or_default();
+            let facts = CallFacts {
+                tool: inv.tool,
+                plugin: plugin.name(),
+                annotations: spec,
+                input: &input,
+            };
+            let decision = policy.decide(&facts);
+            result.decision = Some(decision.clone());
+            if let Some(reason) = refusal(policy, &decision) {
+                result.outcome = ToolOutcome::Denied { reason };
+                return result;
+            }
+            let granted = policy.grant_for(plugin.name(), inv.tool);
+            limits = granted.limits.apply(limits);
+            Grant::from_policy(&plugin.meta.manifest.capabilities, &workspace, &granted)
+        }
+    };
     let canonical_input = input.to_string();
     let report = plugin.call(CallRequest {
         call_id,
         tool: inv.tool,
         input: &canonical_input,
         grant: &grant,
-        limits: &inv.limits,
+        limits: &limits,
         cancel: inv.cancel,
         progress: inv.progress,
     });
@@ -154,6 +185,28 @@ fn run_unscrubbed(catalog: &Catalog, inv: Invocation<'_>) -> CallResult {
     result.grant_cuts = cuts;
     result.report = Some(report);
     result
+}
+
+/// Why a decision stops the call, if it does. Until interactive approval
+/// lands, a call that needs approval cannot get it and is refused.
+fn refusal(policy: &Policy, d: &Decision) -> Option<String> {
+    let by = match &d.by {
+        DecidedBy::Rule { name, .. } => format!("rule {name}"),
+        DecidedBy::Mode(mode) => format!("{mode} mode"),
+    };
+    let because = d
+        .reason
+        .as_deref()
+        .map(|r| format!(": {r}"))
+        .unwrap_or_default();
+    match d.verdict {
+        Verdict::Allow => None,
+        Verdict::Deny => Some(format!("denied by {by} of policy {}{because}", policy.name)),
+        Verdict::Ask => Some(format!(
+            "needs approval under {by} of policy {}{because}; there is no one to approve it here, so it is refused",
+            policy.name
+        )),
+    }
 }
 
 /// Replace the workspace's host path (as given and canonicalised) with

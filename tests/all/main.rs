@@ -11,6 +11,7 @@ mod fs_tools;
 mod guest_units;
 mod limits;
 mod plugins;
+mod policy_cli;
 mod search_tools;
 mod smoke;
 mod support;

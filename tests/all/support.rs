@@ -159,6 +159,7 @@ pub fn call_raw(
             limits,
             cancel: CancelToken::new(),
             progress: None,
+            policy: None,
         },
     )
 }

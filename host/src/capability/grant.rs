@@ -88,6 +88,46 @@ impl Grant {
         (Grant { filesystem }, cuts)
     }
 
+    /// The plugin's declared needs intersected with what a policy grants:
+    /// never more than either. Returns the grant and what was cut.
+    pub fn from_policy(
+        declared: &DeclaredCapabilities,
+        workspace: &Path,
+        granted: &crate::policy::GrantSpec,
+    ) -> (Grant, Vec<GrantCut>) {
+        let mut cuts = Vec::new();
+        let access = match (declared.filesystem, granted.workspace) {
+            (FsNeed::None, _) => None,
+            (need, None) => {
+                cuts.push(GrantCut {
+                    declared: format!("filesystem: {}", need.as_str()),
+                    granted: "no filesystem (the policy grants none)".into(),
+                });
+                None
+            }
+            (FsNeed::Read, Some(_)) => Some(FsAccess::ReadOnly),
+            (FsNeed::ReadWrite, Some(FsAccess::ReadWrite)) => Some(FsAccess::ReadWrite),
+            (FsNeed::ReadWrite, Some(FsAccess::ReadOnly)) => {
+                cuts.push(GrantCut {
+                    declared: "filesystem: read-write".into(),
+                    granted: "filesystem: read-only (the policy grants no writes)".into(),
+                });
+                Some(FsAccess::ReadOnly)
+            }
+        };
+        for rule in &declared.network {
+            cuts.push(GrantCut {
+                declared: format!("network: {rule}"),
+                granted: "no network (egress is not available yet)".into(),
+            });
+        }
+        let filesystem = access.map(|access| FsGrant {
+            host_dir: workspace.to_path_buf(),
+            access,
+        });
+        (Grant { filesystem }, cuts)
+    }
+
     /// The interfaces this grant links.
     pub fn link_profile(&self) -> super::LinkProfile {
         super::LinkProfile {

@@ -3,6 +3,7 @@
 //! Exit codes are part of the interface, see [`Exit`].
 
 mod plugin_cmd;
+mod policy_cmd;
 mod tool_cmd;
 
 use std::path::PathBuf;
@@ -26,6 +27,38 @@ pub enum Command {
     /// Install, list, inspect and remove plugins.
     #[command(subcommand)]
     Plugin(PluginCommand),
+    /// List, check and explain policies.
+    #[command(subcommand)]
+    Policy(PolicyCommand),
+}
+
+#[derive(Debug, Subcommand)]
+pub enum PolicyCommand {
+    /// Shipped and user policies (`<data dir>/policies/*.toml`) with one-line descriptions.
+    List {
+        #[arg(long)]
+        json: bool,
+    },
+    /// Parse and validate a policy file, then run its inline tests.
+    Check {
+        /// The policy file.
+        file: PathBuf,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Which rule decides a call and why, and the grant the call would run with.
+    Explain {
+        /// A policy name (see `warden policy list`) or a policy file.
+        #[arg(long)]
+        policy: String,
+        /// The tool's name.
+        tool: String,
+        /// The call's input as JSON.
+        #[arg(long, short = 'i', default_value = "{}")]
+        input: String,
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 #[derive(Debug, Subcommand)]
@@ -50,9 +83,13 @@ pub struct CallArgs {
     /// The directory the tool may see (default: the current directory).
     #[arg(long, short = 'w')]
     pub workspace: Option<PathBuf>,
-    /// Let plugins that declare write access write inside the workspace.
+    /// Let plugins that declare write access write inside the workspace
+    /// (without --policy; with one, the policy decides).
     #[arg(long)]
     pub allow_write: bool,
+    /// Decide the call and its grant by a policy: a name (see `warden policy list`) or a file.
+    #[arg(long, value_name = "NAME|PATH")]
+    pub policy: Option<String>,
     /// One JSON object with the outcome, grant, logs and timings.
     #[arg(long)]
     pub json: bool,
@@ -126,6 +163,7 @@ pub fn run(cli: Cli) -> Exit {
         Command::Tool(ToolCommand::List { json }) => tool_cmd::list(json),
         Command::Tool(ToolCommand::Call(args)) => tool_cmd::call(args),
         Command::Plugin(cmd) => plugin_cmd::run(cmd),
+        Command::Policy(cmd) => policy_cmd::run(cmd),
     }
 }
 

@@ -86,6 +86,18 @@ pub fn call(args: CallArgs) -> Exit {
         let msg = format!("workspace {} is not a directory", workspace.display());
         return fail(args.json, Exit::Usage, &msg);
     }
+    let policy = match args
+        .policy
+        .as_deref()
+        .map(super::policy_cmd::resolve)
+        .transpose()
+    {
+        Ok(p) => p,
+        Err(e) => return fail(args.json, Exit::Usage, &e),
+    };
+    if policy.is_some() && args.allow_write && !args.json {
+        eprintln!("warden: note: --allow-write is ignored: the policy decides what may be written");
+    }
     let catalog = match open_catalog(args.json) {
         Ok(c) => c,
         Err(code) => return code,
@@ -119,6 +131,7 @@ pub fn call(args: CallArgs) -> Exit {
             limits,
             cancel: CancelToken::new(),
             progress,
+            policy: policy.as_ref(),
         },
     );
     if args.json {
@@ -189,6 +202,7 @@ fn print_json(r: &CallResult) {
         "stage": r.stage,
         "outcome": r.outcome,
         "grant": r.grant,
+        "decision": r.decision,
         "grant_cuts": r.grant_cuts,
         "logs": report.map(|x| &x.logs),
         "logs_dropped": report.map(|x| x.logs_dropped),

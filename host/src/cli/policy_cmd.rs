@@ -1,0 +1,239 @@
+//! `warden policy list | check | explain`.
+
+use std::path::Path;
+
+use serde_json::json;
+
+use super::{Exit, PolicyCommand, fail, open_catalog};
+use crate::capability::FsAccess;
+use crate::home::Home;
+use crate::plugin::{Catalog, FsNeed};
+use crate::policy::{CallFacts, DecidedBy, Decision, Policy, builtin_policies};
+use crate::runtime::Limits;
+
+pub fn run(cmd: PolicyCommand) -> Exit {
+    match cmd {
+        PolicyCommand::List { json } => list(json),
+        PolicyCommand::Check { file, json } => check(&file, json),
+        PolicyCommand::Explain {
+            policy,
+            tool,
+            input,
+            json,
+        } => explain(&policy, &tool, &input, json),
+    }
+}
+
+/// User policies live in `<home>/policies/<name>.toml`.
+fn user_policies_dir() -> Option<std::path::PathBuf> {
+    Home::from_env().ok().map(|h| h.root().join("policies"))
+}
+
+/// Find a policy by shipped name, user policy name, or file path.
+pub fn resolve(name_or_path: &str) -> Result<Policy, String> {
+    if let Some((name, text)) = builtin_policies()
+        .into_iter()
+        .find(|(n, _)| *n == name_or_path)
+    {
+        return Policy::parse(text, &format!("{name}.toml")).map_err(|e| e.to_string());
+    }
+    if let Some(dir) = user_policies_dir() {
+        let user = dir.join(format!("{name_or_path}.toml"));
+        if !name_or_path.contains('/') && user.is_file() {
+            return Policy::load_file(&user).map_err(|e| e.to_string());
+        }
+    }
+    let path = Path::new(name_or_path);
+    if path.is_file() {
+        return Policy::load_file(path).map_err(|e| e.to_string());
+    }
+    Err(format!(
+        "no policy named {name_or_path} and no such file (see `warden policy list`)"
+    ))
+}
+
+fn list(json: bool) -> Exit {
+    let mut rows: Vec<(String, &'static str, String)> = Vec::new();
+    for (name, text) in builtin_policies() {
+        let description = Policy::parse(text, name)
+            .map(|p| p.description)
+            .unwrap_or_default();
+        rows.push((name.to_string(), "shipped", description));
+    }
+    if let Some(entries) = user_policies_dir().and_then(|d| std::fs::read_dir(d).ok()) {
+        let mut user: Vec<_> = entries.filter_map(Result::ok).map(|e| e.path()).collect();
+        user.sort();
+        for path in user
+            .iter()
+            .filter(|p| p.extension().is_some_and(|e| e == "toml"))
+        {
+            let name = path
+                .file_stem()
+                .map(|s| s.to_string_lossy().into_owned())
+                .unwrap_or_default();
+            let description = match Policy::load_file(path) {
+                Ok(p) => p.description,
+                Err(e) => format!("INVALID: {e}"),
+            };
+            rows.push((name, "user", description));
+        }
+    }
+    if json {
+        let policies: Vec<_> = rows
+            .iter()
+            .map(|(n, s, d)| json!({"name": n, "source": s, "description": d}))
+            .collect();
+        println!("{}", json!({ "policies": policies }));
+    } else {
+        println!("{:<18} {:<8} DESCRIPTION", "POLICY", "SOURCE");
+        for (name, source, description) in &rows {
+            println!("{name:<18} {source:<8} {description}");
+        }
+    }
+    Exit::Success
+}
+
+fn check(file: &Path, json: bool) -> Exit {
+    let policy = match Policy::load_file(file) {
+        Ok(p) => p,
+        Err(e) => return fail(json, Exit::Usage, &e.to_string()),
+    };
+    let catalog = match open_catalog(json) {
+        Ok(c) => c,
+        Err(code) => return code,
+    };
+    let lookup = |tool: &str| {
+        catalog
+            .find_tool(tool)
+            .map(|(p, t)| (p.name().to_string(), t.annotations))
+    };
+    let outcomes = policy.run_tests(&lookup);
+    let failed = outcomes.iter().filter(|o| !o.passed).count();
+    if json {
+        println!(
+            "{}",
+            json!({ "policy": policy.name, "valid": true, "tests": outcomes, "failed": failed })
+        );
+    } else {
+        println!(
+            "{}: valid ({} rules, mode {})",
+            file.display(),
+            policy.rules.len(),
+            policy.mode
+        );
+        for o in &outcomes {
+            let mark = if o.passed { "ok  " } else { "FAIL" };
+            println!(
+                "  {mark} {}: expected {}, got {} ({})",
+                o.name,
+                o.expected,
+                o.got.verdict,
+                describe_by(&o.got)
+            );
+        }
+        println!(
+            "{} of {} inline tests passed",
+            outcomes.len() - failed,
+            outcomes.len()
+        );
+    }
+    if failed == 0 {
+        Exit::Success
+    } else {
+        Exit::ToolError
+    }
+}
+
+fn explain(policy: &str, tool: &str, input: &str, json: bool) -> Exit {
+    let policy = match resolve(policy) {
+        Ok(p) => p,
+        Err(e) => return fail(json, Exit::Usage, &e),
+    };
+    let input = match serde_json::from_str::<serde_json::Value>(input) {
+        Ok(v) if v.is_object() => v,
+        Ok(_) => return fail(json, Exit::Usage, "input must be a JSON object"),
+        Err(e) => return fail(json, Exit::Usage, &format!("input is not valid JSON: {e}")),
+    };
+    let catalog: Catalog = match open_catalog(json) {
+        Ok(c) => c,
+        Err(code) => return code,
+    };
+    let Some((plugin, spec)) = catalog.find_tool(tool) else {
+        return fail(
+            json,
+            Exit::Usage,
+            &format!("unknown tool `{tool}` (see `warden tool list`)"),
+        );
+    };
+    let decision = policy.decide(&CallFacts {
+        tool,
+        plugin: plugin.name(),
+        annotations: spec.annotations,
+        input: &input,
+    });
+    let granted = policy.grant_for(plugin.name(), tool);
+    let declared = plugin.meta.manifest.capabilities.filesystem;
+    let workspace = match (declared, granted.workspace) {
+        (FsNeed::None, _) | (_, None) => None,
+        (FsNeed::Read, Some(_)) | (FsNeed::ReadWrite, Some(FsAccess::ReadOnly)) => {
+            Some(FsAccess::ReadOnly)
+        }
+        (FsNeed::ReadWrite, Some(FsAccess::ReadWrite)) => Some(FsAccess::ReadWrite),
+    };
+    let limits = granted.limits.apply(Limits::default());
+    if json {
+        let doc = json!({
+            "policy": policy.name,
+            "tool": tool,
+            "plugin": plugin.name(),
+            "decision": decision,
+            "grant": {
+                "workspace": workspace,
+                "declared_filesystem": declared,
+                "network": granted.network,
+                "limits": limits,
+            },
+        });
+        println!("{doc}");
+    } else {
+        println!("policy:   {} (mode {})", policy.name, policy.mode);
+        println!("tool:     {tool} (plugin {})", plugin.name());
+        println!(
+            "decision: {} — {}",
+            decision.verdict,
+            describe_by(&decision)
+        );
+        if let Some(reason) = &decision.reason {
+            println!("reason:   {reason}");
+        }
+        let ws = match workspace {
+            None => "none",
+            Some(FsAccess::ReadOnly) => "read-only",
+            Some(FsAccess::ReadWrite) => "read-write",
+        };
+        println!(
+            "grant:    workspace {ws} (plugin declares {})",
+            declared.as_str()
+        );
+        let net = if granted.network.is_empty() {
+            "none".to_string()
+        } else {
+            granted.network.join(", ")
+        };
+        println!("          network {net}");
+        println!(
+            "          deadline {} ms, memory {} MiB, output {} bytes",
+            limits.deadline.as_millis(),
+            limits.memory_bytes >> 20,
+            limits.output_bytes
+        );
+    }
+    Exit::Success
+}
+
+fn describe_by(d: &Decision) -> String {
+    match &d.by {
+        DecidedBy::Rule { name, .. } => format!("rule {name}"),
+        DecidedBy::Mode(mode) => format!("no rule matched; mode {mode}"),
+    }
+}

@@ -1,0 +1,276 @@
+//! `warden policy list | check | explain`.
+
+use std::path::Path;
+
+use serde_json::Value;
+
+use crate::support::*;
+
+fn cli(home: &Path, args: &[&str]) -> (Option<i32>, String, String) {
+    catalog();
+    let o = warden(home).args(args).output().unwrap();
+    (
+        o.status.code(),
+        String::from_utf8(o.stdout).unwrap(),
+        String::from_utf8(o.stderr).unwrap(),
+    )
+}
+
+fn repo() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap()
+}
+
+#[test]
+fn list_shows_shipped_and_user_policies() {
+    let home = tempfile::tempdir().unwrap();
+    std::fs::create_dir(home.path().join("policies")).unwrap();
+    std::fs::write(
+        home.path().join("policies/mine.toml"),
+        "name = \"mine\"\ndescription = \"my own\"\nmode = \"read-only\"\n",
+    )
+    .unwrap();
+    std::fs::write(home.path().join("policies/broken.toml"), "name = 5\n").unwrap();
+    let (code, out, _) = cli(home.path(), &["policy", "list", "--json"]);
+    assert_eq!(code, Some(0));
+    let v: Value = serde_json::from_str(&out).unwrap();
+    let rows: Vec<(String, String)> = v["policies"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| {
+            (
+                p["name"].as_str().unwrap().to_string(),
+                p["source"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    let names: Vec<_> = rows.iter().map(|(n, s)| format!("{n}:{s}")).collect();
+    assert_eq!(
+        names,
+        [
+            "workspace-write:shipped",
+            "read-only:shipped",
+            "strict:shipped",
+            "ci:shipped",
+            "broken:user",
+            "mine:user"
+        ]
+    );
+    assert!(
+        v["policies"][4]["description"]
+            .as_str()
+            .unwrap()
+            .starts_with("INVALID: "),
+        "{v}"
+    );
+    assert_eq!(v["policies"][5]["description"], "my own");
+}
+
+#[test]
+fn every_shipped_policy_passes_its_own_inline_tests() {
+    for name in ["workspace-write", "read-only", "strict", "ci"] {
+        let file = repo().join(format!("policies/{name}.toml"));
+        let (code, out, err) = cli(
+            shared_home(),
+            &["policy", "check", file.to_str().unwrap(), "--json"],
+        );
+        assert_eq!(code, Some(0), "{name}: {out}{err}");
+        let v: Value = serde_json::from_str(&out).unwrap();
+        assert_eq!(v["failed"], 0, "{name}: {v}");
+        assert!(
+            v["tests"].as_array().unwrap().len() >= 3,
+            "{name} has too few inline tests"
+        );
+    }
+}
+
+#[test]
+fn check_reports_invalid_files_with_line_and_column() {
+    let dir = tempfile::tempdir().unwrap();
+    let bad = dir.path().join("bad.toml");
+    std::fs::write(&bad, "name = \"x\"\nmode = \"ask\"\nbogus = 1\n").unwrap();
+    let (code, _, err) = cli(shared_home(), &["policy", "check", bad.to_str().unwrap()]);
+    assert_eq!(code, Some(2));
+    assert!(err.contains("bad.toml:3:1: unknown field `bogus`"), "{err}");
+
+    let glob = dir.path().join("glob.toml");
+    std::fs::write(
+        &glob,
+        "name = \"x\"\n[[rule]]\nname = \"r\"\ntools = [\"[oops\"]\ndecision = \"deny\"\n",
+    )
+    .unwrap();
+    let (code, _, err) = cli(shared_home(), &["policy", "check", glob.to_str().unwrap()]);
+    assert_eq!(code, Some(2));
+    assert!(err.contains("glob.toml:") && err.contains("[oops"), "{err}");
+}
+
+#[test]
+fn check_fails_when_an_inline_test_fails() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("p.toml");
+    std::fs::write(
+        &file,
+        "name = \"p\"\nmode = \"auto\"\n[[test]]\nname = \"writes are denied\"\ntool = \"write_file\"\n\
+         input = { path = \"a.txt\", content = \"x\" }\nexpect = \"deny\"\n",
+    )
+    .unwrap();
+    let (code, out, _) = cli(shared_home(), &["policy", "check", file.to_str().unwrap()]);
+    assert_eq!(code, Some(1), "{out}");
+    assert!(
+        out.contains(
+            "FAIL writes are denied: expected deny, got allow (no rule matched; mode auto)"
+        ),
+        "{out}"
+    );
+    assert!(out.contains("0 of 1 inline tests passed"), "{out}");
+}
+
+#[test]
+fn explain_names_the_deciding_rule_and_the_grant() {
+    let (code, out, err) = cli(
+        shared_home(),
+        &[
+            "policy",
+            "explain",
+            "--policy",
+            "workspace-write",
+            "write_file",
+            "-i",
+            r#"{"path":".git/config","content":"x"}"#,
+            "--json",
+        ],
+    );
+    assert_eq!(code, Some(0), "{err}");
+    let v: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["decision"]["verdict"], "deny");
+    assert_eq!(v["decision"]["by"]["rule"]["name"], "protected-paths");
+    assert_eq!(v["grant"]["workspace"], "read-write");
+
+    let (_, out, _) = cli(
+        shared_home(),
+        &[
+            "policy",
+            "explain",
+            "--policy",
+            "read-only",
+            "grep",
+            "-i",
+            r#"{"pattern":"x"}"#,
+            "--json",
+        ],
+    );
+    let v: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["decision"]["verdict"], "allow");
+    assert_eq!(v["grant"]["workspace"], "read-only");
+
+    let (_, out, _) = cli(
+        shared_home(),
+        &[
+            "policy",
+            "explain",
+            "--policy",
+            "strict",
+            "edit_file",
+            "-i",
+            r#"{"path":"a","old_string":"a","new_string":"b"}"#,
+        ],
+    );
+    assert!(
+        out.contains("decision: ask — no rule matched; mode ask"),
+        "{out}"
+    );
+    assert!(out.contains("deadline 10000 ms, memory 128 MiB"), "{out}");
+
+    let (code, _, err) = cli(
+        shared_home(),
+        &["policy", "explain", "--policy", "nope", "grep"],
+    );
+    assert_eq!(code, Some(2));
+    assert!(err.contains("no policy named nope"), "{err}");
+}
+
+#[test]
+fn tool_call_under_a_policy_is_decided_and_granted_by_it() {
+    let sb = Sandbox::new();
+    sb.write("a.txt", "alpha\n");
+    let ws = sb.ws();
+    let call = |policy: &str, tool: &str, input: &str| {
+        let o = warden(shared_home())
+            .args([
+                "tool", "call", tool, "--policy", policy, "--json", "--input", input,
+            ])
+            .current_dir(&ws)
+            .output()
+            .unwrap();
+        let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+        (o.status.code(), v)
+    };
+    catalog();
+
+    // The default policy lets a write through, without --allow-write.
+    let (code, v) = call(
+        "workspace-write",
+        "write_file",
+        r#"{"path":"b.txt","content":"b"}"#,
+    );
+    assert_eq!(code, Some(0), "{v}");
+    assert_eq!(v["grant"]["filesystem"]["access"], "read-write");
+    assert_eq!(sb.read("b.txt"), "b");
+
+    // A protected path is denied before anything runs: exit 3, the reason names the rule.
+    let (code, v) = call(
+        "workspace-write",
+        "write_file",
+        r#"{"path":".env","content":"x"}"#,
+    );
+    assert_eq!(code, Some(3), "{v}");
+    assert_eq!(v["outcome"]["type"], "denied");
+    let reason = v["outcome"]["reason"].as_str().unwrap();
+    assert!(
+        reason.starts_with("denied by rule protected-paths of policy workspace-write"),
+        "{reason}"
+    );
+    assert!(!sb.exists(".env"));
+
+    // Plan mode denies writes by its mode, and grants read-only access to reads.
+    let (code, v) = call(
+        "read-only",
+        "edit_file",
+        r#"{"path":"a.txt","old_string":"alpha","new_string":"x"}"#,
+    );
+    assert_eq!(code, Some(3), "{v}");
+    assert!(
+        v["outcome"]["reason"]
+            .as_str()
+            .unwrap()
+            .starts_with("denied by read-only mode"),
+        "{v}"
+    );
+    let (code, v) = call("read-only", "read_file", r#"{"path":"a.txt"}"#);
+    assert_eq!(
+        (code, v["grant"]["filesystem"]["access"].as_str()),
+        (Some(0), Some("read-only"))
+    );
+
+    // An ask with no one to approve it is refused, with the reason.
+    let (code, v) = call(
+        "strict",
+        "edit_file",
+        r#"{"path":"a.txt","old_string":"alpha","new_string":"x"}"#,
+    );
+    assert_eq!(code, Some(3), "{v}");
+    assert!(
+        v["outcome"]["reason"]
+            .as_str()
+            .unwrap()
+            .contains("needs approval under ask mode of policy strict"),
+        "{v}"
+    );
+    assert_eq!(sb.read("a.txt"), "alpha\n");
+    assert_eq!(v["decision"]["verdict"], "ask");
+
+    // An unknown policy is a usage error.
+    let (code, v) = call("no-such-policy", "read_file", r#"{"path":"a.txt"}"#);
+    assert_eq!(code, Some(2), "{v}");
+    sb.assert_canaries_intact();
+}
