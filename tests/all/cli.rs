@@ -295,6 +295,62 @@ fn limit_flags_apply_to_the_call() {
     );
 
     let o = warden(home.path())
+        .args([
+            "tool",
+            "call",
+            "flood_log",
+            "--limit",
+            "log-lines=7",
+            "--json",
+            "--input",
+            r#"{"count":20}"#,
+        ])
+        .current_dir(sb.ws())
+        .output()
+        .unwrap();
+    let v: Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(
+        (
+            v["logs"].as_array().unwrap().len(),
+            v["logs_dropped"].as_u64()
+        ),
+        (7, Some(13)),
+        "{v}"
+    );
+
+    let o = warden(home.path())
+        .args([
+            "tool",
+            "call",
+            "random_bytes",
+            "--limit",
+            "random-bytes=16",
+            "--input",
+            r#"{"len":17}"#,
+        ])
+        .current_dir(sb.ws())
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        stderr(&o).contains("(limit-exceeded): the plugin asked for more than 16 random bytes"),
+        "{}",
+        stderr(&o)
+    );
+
+    for bad in ["cpu=1", "log-lines", "log-lines=x", "memory-mib=999999"] {
+        let o = warden(home.path())
+            .args(["tool", "call", "ok", "--limit", bad])
+            .output()
+            .unwrap();
+        assert_eq!(
+            o.status.code(),
+            Some(2),
+            "--limit {bad} must be a usage error"
+        );
+    }
+
+    let o = warden(home.path())
         .args(["tool", "call", "ok", "--timeout-ms", "0"])
         .output()
         .unwrap();

@@ -102,6 +102,11 @@ pub struct CallArgs {
     /// Result text cap in bytes [default: 1048576].
     #[arg(long, value_name = "BYTES")]
     pub max_output_bytes: Option<usize>,
+    /// Set any per-call limit, e.g. `--limit log-lines=50` (repeatable). Keys:
+    /// deadline-ms, memory-mib, output-bytes, stdio-bytes, log-lines, log-bytes,
+    /// progress-events, hostcall-fuel, resource-handles, random-bytes.
+    #[arg(long = "limit", value_name = "KEY=VALUE")]
+    pub limits: Vec<String>,
 }
 
 #[derive(Debug, Subcommand)]

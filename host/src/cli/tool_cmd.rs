@@ -114,6 +114,20 @@ pub fn call(args: CallArgs) -> Exit {
     if let Some(bytes) = args.max_output_bytes {
         limits.output_bytes = bytes;
     }
+    for setting in &args.limits {
+        let parsed = setting
+            .split_once('=')
+            .ok_or_else(|| format!("--limit {setting}: expected KEY=VALUE"))
+            .and_then(|(k, v)| {
+                let value = v
+                    .parse::<u64>()
+                    .map_err(|_| format!("--limit {setting}: {v} is not a whole number"))?;
+                limits.set(k, value)
+            });
+        if let Err(e) = parsed {
+            return fail(args.json, Exit::Usage, &e);
+        }
+    }
     let progress: Option<crate::runtime::ProgressSink> = (!args.json
         && std::io::stderr().is_terminal())
     .then(|| Arc::new(|p: &ProgressEvent| show_progress(p)) as crate::runtime::ProgressSink);

@@ -90,7 +90,7 @@ impl LoadedPlugin {
                     req.cancel.clone(),
                     req.progress.clone(),
                 );
-                let mut store = Store::new(&self.engine, state);
+                let mut store = new_store(&self.engine, state, &limits);
                 let outcome = self.run(&mut store, &req, &limits);
                 let state = store.into_data();
                 report.logs = state.logs;
@@ -116,13 +116,6 @@ impl LoadedPlugin {
         req: &CallRequest<'_>,
         limits: &Limits,
     ) -> ToolOutcome {
-        store.limiter(|s| s);
-        store.set_hostcall_fuel(limits.hostcall_fuel);
-        store.set_epoch_deadline(1);
-        store.epoch_deadline_callback(|mut cx| match cx.data_mut().check_interrupt() {
-            Some(why) => Err(Interrupted(why).into()),
-            None => Ok(UpdateDeadline::Continue(1)),
-        });
         let pre = match self.instance_pre(req.grant.link_profile()) {
             Ok(pre) => pre,
             Err(e) => return host_error(e.to_string()),
@@ -157,6 +150,24 @@ impl LoadedPlugin {
             Ok(Ok(out)) => success(out, limits),
         }
     }
+}
+
+/// A store for one call with every limit applied: memory through the
+/// limiter, host-call fuel, and the epoch check for deadline and cancellation.
+pub(crate) fn new_store(
+    engine: &wasmtime::Engine,
+    state: CallState,
+    limits: &Limits,
+) -> Store<CallState> {
+    let mut store = Store::new(engine, state);
+    store.limiter(|s| s);
+    store.set_hostcall_fuel(limits.hostcall_fuel);
+    store.set_epoch_deadline(1);
+    store.epoch_deadline_callback(|mut cx| match cx.data_mut().check_interrupt() {
+        Some(why) => Err(Interrupted(why).into()),
+        None => Ok(UpdateDeadline::Continue(1)),
+    });
+    store
 }
 
 fn success(out: types::ToolOutput, limits: &Limits) -> ToolOutcome {

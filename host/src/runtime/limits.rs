@@ -48,3 +48,78 @@ impl Default for Limits {
 /// The hard ceiling on a guest's linear memory, fixed when the engine's
 /// pooling allocator is built. [`Limits::memory_bytes`] above it is clamped.
 pub const MAX_MEMORY_BYTES: usize = 4 << 30;
+
+/// The names `Limits::set` accepts, as the CLI spells them.
+pub const LIMIT_KEYS: &[&str] = &[
+    "deadline-ms",
+    "memory-mib",
+    "output-bytes",
+    "stdio-bytes",
+    "log-lines",
+    "log-bytes",
+    "progress-events",
+    "hostcall-fuel",
+    "resource-handles",
+    "random-bytes",
+];
+
+impl Limits {
+    /// Set one limit by name (see [`LIMIT_KEYS`]); every value must be at
+    /// least 1, and memory at most the engine's ceiling.
+    pub fn set(&mut self, key: &str, value: u64) -> Result<(), String> {
+        if value == 0 {
+            return Err(format!("limit {key} must be at least 1"));
+        }
+        let size = usize::try_from(value).map_err(|_| format!("limit {key} is too large"))?;
+        match key {
+            "deadline-ms" => self.deadline = Duration::from_millis(value),
+            "memory-mib" => {
+                let bytes = size.checked_mul(1 << 20).filter(|b| *b <= MAX_MEMORY_BYTES);
+                self.memory_bytes = bytes.ok_or_else(|| {
+                    format!("memory-mib must be at most {}", MAX_MEMORY_BYTES >> 20)
+                })?;
+            }
+            "output-bytes" => self.output_bytes = size,
+            "stdio-bytes" => self.stdio_bytes = size,
+            "log-lines" => self.log_lines = size,
+            "log-bytes" => self.log_bytes = size,
+            "progress-events" => self.progress_events = size,
+            "hostcall-fuel" => self.hostcall_fuel = size,
+            "resource-handles" => self.resource_handles = size,
+            "random-bytes" => self.random_bytes = value,
+            other => {
+                return Err(format!(
+                    "unknown limit {other:?}; limits are: {}",
+                    LIMIT_KEYS.join(", ")
+                ));
+            }
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_key_sets_its_limit() {
+        for key in LIMIT_KEYS {
+            let mut l = Limits::default();
+            l.set(key, 7).unwrap();
+            assert_ne!(l, Limits::default(), "{key} changed nothing");
+        }
+        let mut l = Limits::default();
+        assert!(
+            l.set("memory-mib", 1 << 20)
+                .unwrap_err()
+                .contains("at most 4096")
+        );
+        assert!(
+            l.set("cpu", 1)
+                .unwrap_err()
+                .contains("unknown limit \"cpu\"")
+        );
+        assert!(l.set("log-lines", 0).unwrap_err().contains("at least 1"));
+    }
+}

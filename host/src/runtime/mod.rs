@@ -24,7 +24,7 @@ pub use cache::{CompileCache, wasmtime_version};
 pub use call::{CallReport, CallRequest};
 pub use component::{LoadError, LoadedPlugin, PLUGIN_EXPORT, PluginMeta, SUPPORTED_WIT};
 pub use engine::{MAX_CONCURRENT_INSTANCES, TICK};
-pub use limits::{Limits, MAX_MEMORY_BYTES};
+pub use limits::{LIMIT_KEYS, Limits, MAX_MEMORY_BYTES};
 pub use pipe::{CappedPipe, Captured};
 pub use state::{
     CANCEL_GRACE, CallState, CancelToken, LogLevel, LogLine, ProgressEvent, ProgressSink,
@@ -130,15 +130,8 @@ fn list_tools(plugin: &LoadedPlugin) -> Result<Vec<crate::protocol::ToolSpec>, L
     let stderr = CappedPipe::new(limits.stdio_bytes);
     let wasi = crate::capability::build_wasi(&grant, &limits, &stdout, &stderr)
         .map_err(|e| LoadError::World(e.to_string()))?;
-    let state = CallState::new(wasi, stderr, limits, CancelToken::new(), None);
-    let mut store = wasmtime::Store::new(&plugin.engine, state);
-    store.limiter(|s| s);
-    store.set_hostcall_fuel(Limits::default().hostcall_fuel);
-    store.set_epoch_deadline(1);
-    store.epoch_deadline_callback(|mut cx| match cx.data_mut().check_interrupt() {
-        Some(why) => Err(state::Interrupted(why).into()),
-        None => Ok(wasmtime::UpdateDeadline::Continue(1)),
-    });
+    let state = CallState::new(wasi, stderr, limits.clone(), CancelToken::new(), None);
+    let mut store = call::new_store(&plugin.engine, state, &limits);
     let pre = plugin.instance_pre(grant.link_profile())?;
     let instance = pre
         .instantiate(&mut store)
