@@ -60,12 +60,14 @@ pub struct CallResult {
 /// workspace's host path.
 pub fn run(catalog: &Catalog, inv: Invocation<'_>) -> CallResult {
     let workspace = inv.workspace.to_path_buf();
-    let mut result = run_unscrubbed(catalog, inv);
-    result.outcome = scrub_host_paths(result.outcome, &workspace);
+    let mut result = run_unhidden(catalog, inv);
+    let mut hidden = vec![workspace.display().to_string()];
+    hidden.extend(std::fs::canonicalize(&workspace).map(|c| c.display().to_string()));
+    result.outcome = result.outcome.hide_paths(&hidden);
     result
 }
 
-fn run_unscrubbed(catalog: &Catalog, inv: Invocation<'_>) -> CallResult {
+fn run_unhidden(catalog: &Catalog, inv: Invocation<'_>) -> CallResult {
     let call_id = new_call_id();
     let mut result = CallResult {
         call_id: call_id.clone(),
@@ -206,30 +208,6 @@ fn refusal(policy: &Policy, d: &Decision) -> Option<String> {
             "needs approval under {by} of policy {}{because}; there is no one to approve it here, so it is refused",
             policy.name
         )),
-    }
-}
-
-/// Replace the workspace's host path (as given and canonicalised) with
-/// `<workspace>` in error and denial text.
-fn scrub_host_paths(outcome: ToolOutcome, workspace: &Path) -> ToolOutcome {
-    let mut paths = vec![workspace.display().to_string()];
-    if let Ok(canonical) = std::fs::canonicalize(workspace) {
-        paths.push(canonical.display().to_string());
-    }
-    paths.retain(|p| p.len() > 1);
-    paths.sort_by_key(|p| std::cmp::Reverse(p.len()));
-    let scrub = |mut text: String| {
-        for p in &paths {
-            text = text.replace(p.as_str(), "<workspace>");
-        }
-        text
-    };
-    match outcome {
-        ToolOutcome::Error(e) => ToolOutcome::Error(ToolError::new(e.kind, scrub(e.message))),
-        ToolOutcome::Denied { reason } => ToolOutcome::Denied {
-            reason: scrub(reason),
-        },
-        o @ (ToolOutcome::Success(_) | ToolOutcome::Cancelled) => o,
     }
 }
 

@@ -6,8 +6,9 @@ use serde_json::json;
 
 use super::{Exit, PolicyCommand, fail, open_catalog};
 use crate::capability::FsAccess;
+use crate::capability::Grant;
 use crate::home::Home;
-use crate::plugin::{Catalog, FsNeed};
+use crate::plugin::Catalog;
 use crate::policy::{CallFacts, DecidedBy, Decision, Policy, builtin_policies};
 use crate::runtime::Limits;
 
@@ -173,13 +174,9 @@ fn explain(policy: &str, tool: &str, input: &str, json: bool) -> Exit {
     });
     let granted = policy.grant_for(plugin.name(), tool);
     let declared = plugin.meta.manifest.capabilities.filesystem;
-    let workspace = match (declared, granted.workspace) {
-        (FsNeed::None, _) | (_, None) => None,
-        (FsNeed::Read, Some(_)) | (FsNeed::ReadWrite, Some(FsAccess::ReadOnly)) => {
-            Some(FsAccess::ReadOnly)
-        }
-        (FsNeed::ReadWrite, Some(FsAccess::ReadWrite)) => Some(FsAccess::ReadWrite),
-    };
+    let (grant, _) =
+        Grant::from_policy(&plugin.meta.manifest.capabilities, Path::new("."), &granted);
+    let workspace = grant.filesystem.map(|fs| fs.access);
     let limits = granted.limits.apply(Limits::default());
     if json {
         let doc = json!({

@@ -30,6 +30,31 @@ impl ToolOutcome {
         }
     }
 
+    /// The outcome with each of `paths` replaced by `<workspace>` in error
+    /// and denial text, so what a model reads carries no host paths.
+    /// Longer paths are replaced first; `/` and empty paths are ignored.
+    pub fn hide_paths(self, paths: &[String]) -> ToolOutcome {
+        let mut paths: Vec<&str> = paths
+            .iter()
+            .map(String::as_str)
+            .filter(|p| p.len() > 1)
+            .collect();
+        paths.sort_by_key(|p| std::cmp::Reverse(p.len()));
+        let hide = |mut text: String| {
+            for p in &paths {
+                text = text.replace(p, "<workspace>");
+            }
+            text
+        };
+        match self {
+            ToolOutcome::Error(e) => ToolOutcome::Error(ToolError::new(e.kind, hide(e.message))),
+            ToolOutcome::Denied { reason } => ToolOutcome::Denied {
+                reason: hide(reason),
+            },
+            o @ (ToolOutcome::Success(_) | ToolOutcome::Cancelled) => o,
+        }
+    }
+
     /// The text a model reads for this outcome.
     pub fn model_text(&self) -> String {
         match self {
@@ -123,5 +148,49 @@ impl ErrorKind {
 impl std::fmt::Display for ErrorKind {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(self.as_str())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hide_paths_covers_errors_and_denials_longest_first() {
+        let paths = vec![
+            "/tmp/ws".to_string(),
+            "/tmp/ws/real".to_string(),
+            "/".to_string(),
+        ];
+        let e = ToolOutcome::Error(ToolError::new(
+            ErrorKind::Host,
+            "cannot open /tmp/ws/real/a and /tmp/ws/b",
+        ));
+        assert_eq!(
+            e.hide_paths(&paths),
+            ToolOutcome::Error(ToolError::new(
+                ErrorKind::Host,
+                "cannot open <workspace>/a and <workspace>/b"
+            ))
+        );
+        let d = ToolOutcome::Denied {
+            reason: "no /tmp/ws here".into(),
+        };
+        assert_eq!(
+            d.hide_paths(&paths),
+            ToolOutcome::Denied {
+                reason: "no <workspace> here".into()
+            }
+        );
+        let ok = ToolOutcome::Success(ToolOutput {
+            text: "/tmp/ws".into(),
+            structured: None,
+            truncated: false,
+        });
+        assert_eq!(
+            ok.clone().hide_paths(&paths),
+            ok,
+            "results are the user's data and stay as they are"
+        );
     }
 }

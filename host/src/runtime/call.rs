@@ -105,7 +105,13 @@ impl LoadedPlugin {
         report.stdout_dropped = out.dropped;
         report.stderr = String::from_utf8_lossy(&err.bytes).into_owned();
         report.stderr_dropped = err.dropped;
-        report.outcome = scrub_paths(outcome, req.grant);
+        let hidden: Vec<String> = req
+            .grant
+            .filesystem
+            .iter()
+            .map(|fs| fs.host_dir.display().to_string())
+            .collect();
+        report.outcome = outcome.hide_paths(&hidden);
         report.duration = started.elapsed();
         report
     }
@@ -309,28 +315,5 @@ fn human_duration(d: Duration) -> String {
         format!("{}s", d.as_secs())
     } else {
         format!("{}ms", d.as_millis())
-    }
-}
-
-/// Replace the workspace's host path in error and denial text, so what the
-/// model reads never carries host absolute paths.
-fn scrub_paths(outcome: ToolOutcome, grant: &Grant) -> ToolOutcome {
-    let Some(fs) = &grant.filesystem else {
-        return outcome;
-    };
-    let host = fs.host_dir.display().to_string();
-    let scrub = |s: String| {
-        if host.len() > 1 {
-            s.replace(&host, "<workspace>")
-        } else {
-            s
-        }
-    };
-    match outcome {
-        ToolOutcome::Error(e) => ToolOutcome::Error(ToolError::new(e.kind, scrub(e.message))),
-        ToolOutcome::Denied { reason } => ToolOutcome::Denied {
-            reason: scrub(reason),
-        },
-        o @ (ToolOutcome::Success(_) | ToolOutcome::Cancelled) => o,
     }
 }
