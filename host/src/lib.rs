@@ -14,6 +14,7 @@ pub mod pipeline;
 pub mod plugin;
 pub mod policy;
 pub mod protocol;
+pub mod provider;
 pub mod runtime;
 
 /// Paths of the guests built by the build script, for tests and benchmarks.
