@@ -7,6 +7,7 @@
 //! modes, grants, protected paths), [`pipeline`] (one validated, sandboxed
 //! call), [`cli`] (the `warden` command).
 
+pub mod agent;
 pub mod capability;
 pub mod cli;
 pub mod home;

@@ -4,7 +4,11 @@
 
 mod plugin_cmd;
 mod policy_cmd;
+mod run_cmd;
+mod sessions_cmd;
 mod tool_cmd;
+
+pub use run_cmd::ProviderName;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -21,6 +25,11 @@ pub struct Cli {
 
 #[derive(Debug, Subcommand)]
 pub enum Command {
+    /// Run the agent on a task.
+    Run(RunArgs),
+    /// List and show saved agent sessions.
+    #[command(subcommand)]
+    Sessions(SessionsCommand),
     /// List and call tools.
     #[command(subcommand)]
     Tool(ToolCommand),
@@ -56,6 +65,73 @@ pub enum PolicyCommand {
         /// The call's input as JSON.
         #[arg(long, short = 'i', default_value = "{}")]
         input: String,
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+#[derive(Debug, Args)]
+pub struct RunArgs {
+    /// What to do, in plain words.
+    pub task: Option<String>,
+    /// The policy every call passes through: a name (see `warden policy list`) or a file
+    /// [default: workspace-write; a resumed session keeps its own].
+    #[arg(long, value_name = "NAME|PATH")]
+    pub policy: Option<String>,
+    /// The directory the agent works in (default: the current directory).
+    #[arg(long, short = 'w')]
+    pub workspace: Option<PathBuf>,
+    /// Which model service to use. Keys come from OPENAI_API_KEY or ANTHROPIC_API_KEY.
+    #[arg(long, value_enum, default_value = "openai")]
+    pub provider: ProviderName,
+    /// The model [default: one per provider].
+    #[arg(long)]
+    pub model: Option<String>,
+    /// The service's base URL, e.g. http://localhost:8080/v1 for llama.cpp's server.
+    #[arg(long, value_name = "URL")]
+    pub base_url: Option<String>,
+    /// Most model turns in this run.
+    #[arg(long, default_value_t = 50, value_parser = clap::value_parser!(u32).range(1..))]
+    pub max_turns: u32,
+    /// Stop after this many seconds.
+    #[arg(long, value_name = "SECS")]
+    pub max_time: Option<u64>,
+    /// Stop once this many tokens (input plus output, all turns) are used.
+    #[arg(long, value_name = "TOKENS")]
+    pub max_tokens: Option<u64>,
+    /// Read-only tool calls that may run at once.
+    #[arg(long, default_value_t = 4, value_parser = clap::value_parser!(u64).range(1..=64))]
+    pub parallel: u64,
+    /// One JSON event per line on stdout (see the README for the schema).
+    #[arg(long, conflicts_with = "print")]
+    pub json: bool,
+    /// Print only the final answer.
+    #[arg(long, short = 'p')]
+    pub print: bool,
+    /// Save the model's responses to FILE, to replay the session later.
+    #[arg(long, value_name = "FILE")]
+    pub record: Option<PathBuf>,
+    /// Play recorded model responses back instead of calling a provider.
+    #[arg(long, value_name = "FILE")]
+    pub replay: Option<PathBuf>,
+    /// Continue session ID (see `warden sessions list`).
+    #[arg(long, value_name = "ID", conflicts_with = "last")]
+    pub resume: Option<String>,
+    /// Continue the most recent session.
+    #[arg(long)]
+    pub last: bool,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum SessionsCommand {
+    /// Every saved session: id, start, turns, how it ended, task.
+    List {
+        #[arg(long)]
+        json: bool,
+    },
+    /// A session's conversation and tool calls.
+    Show {
+        id: String,
         #[arg(long)]
         json: bool,
     },
@@ -152,8 +228,12 @@ pub enum Exit {
     Denied = 3,
     /// The call was cancelled.
     Cancelled = 4,
-    /// Warden itself failed: data directory, plugin loading, installation.
+    /// Warden itself failed: data directory, plugin loading, installation; for
+    /// `run`, the model could not be reached.
     Failure = 5,
+    /// `run` stopped before the task was done: max turns, a budget, a loop,
+    /// or repeated tool errors.
+    Stopped = 6,
 }
 
 impl From<Exit> for ExitCode {
@@ -169,6 +249,8 @@ pub fn run(cli: Cli) -> Exit {
         Command::Tool(ToolCommand::Call(args)) => tool_cmd::call(args),
         Command::Plugin(cmd) => plugin_cmd::run(cmd),
         Command::Policy(cmd) => policy_cmd::run(cmd),
+        Command::Run(args) => run_cmd::run(args),
+        Command::Sessions(cmd) => sessions_cmd::run(cmd),
     }
 }
 

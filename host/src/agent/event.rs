@@ -1,0 +1,160 @@
+//! What a run reports while it goes, and why it stopped.
+//!
+//! [`AgentEvent`] is the `warden run --json` stream: one JSON object per
+//! line, tagged by `type`. Fields are only ever added, never renamed.
+
+use serde::{Deserialize, Serialize};
+
+use crate::policy::Verdict;
+use crate::provider::Usage;
+
+/// One step of a run, as it happens.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum AgentEvent {
+    /// The run began (or resumed).
+    SessionStarted {
+        session_id: String,
+        resumed: bool,
+        provider: String,
+        model: String,
+        policy: String,
+        workspace: String,
+    },
+    /// A model turn begins.
+    TurnStarted { turn: u32 },
+    /// More assistant text, as the model streams it.
+    TextDelta { text: String },
+    /// The provider failed an attempt and retries; text streamed since the
+    /// turn began is void and will come again.
+    Retrying {
+        attempt: u32,
+        delay_ms: u64,
+        reason: String,
+    },
+    /// The model asked for a tool call.
+    ToolCall {
+        call_id: String,
+        tool: String,
+        /// The arguments as the model sent them, rationale removed.
+        arguments: serde_json::Value,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        rationale: Option<String>,
+    },
+    /// The policy's decision on a call (absent for calls rejected before
+    /// the policy, such as an unknown tool).
+    ToolDecision {
+        call_id: String,
+        verdict: Verdict,
+        /// The rule or mode that decided.
+        by: String,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        reason: Option<String>,
+    },
+    /// A running tool reported progress.
+    ToolProgress {
+        call_id: String,
+        message: String,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        fraction: Option<f32>,
+    },
+    /// A call ended; exactly one per [`AgentEvent::ToolCall`].
+    ToolResult {
+        call_id: String,
+        tool: String,
+        /// `success`, `error`, `cancelled` or `denied`.
+        outcome: String,
+        /// The first line of what the model is told.
+        summary: String,
+        duration_ms: u64,
+    },
+    /// Older turns were summarized to fit the context window.
+    Compacted {
+        messages_before: usize,
+        messages_after: usize,
+        tokens_before: u64,
+        tokens_after: u64,
+    },
+    /// A model turn ended.
+    TurnCompleted {
+        turn: u32,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        usage: Option<Usage>,
+    },
+    /// The run is over.
+    Finished {
+        reason: StopReason,
+        turns: u32,
+        usage: Usage,
+        /// The model's last answer, if it gave one.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        answer: Option<String>,
+    },
+}
+
+/// Why a run stopped.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum StopReason {
+    /// The model answered without calling a tool.
+    Done,
+    /// `--max-turns` model turns ran.
+    MaxTurns { limit: u32 },
+    /// The wall-clock budget ran out.
+    TimeBudget { limit_secs: u64 },
+    /// The token budget ran out.
+    TokenBudget { limit: u64, used: u64 },
+    /// The model repeated itself without progress.
+    LoopDetected { detail: String },
+    /// Too many tool calls failed in a row.
+    RepeatedErrors { count: u32 },
+    /// The user interrupted the run.
+    Cancelled,
+    /// The model could not be reached or answered nonsense.
+    ProviderFailed { message: String },
+    /// The session could not be written.
+    SessionFailed { message: String },
+}
+
+impl StopReason {
+    /// Whether the run reached its goal.
+    pub fn is_success(&self) -> bool {
+        match self {
+            StopReason::Done => true,
+            StopReason::MaxTurns { .. }
+            | StopReason::TimeBudget { .. }
+            | StopReason::TokenBudget { .. }
+            | StopReason::LoopDetected { .. }
+            | StopReason::RepeatedErrors { .. }
+            | StopReason::Cancelled
+            | StopReason::ProviderFailed { .. }
+            | StopReason::SessionFailed { .. } => false,
+        }
+    }
+}
+
+impl std::fmt::Display for StopReason {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            StopReason::Done => write!(f, "done"),
+            StopReason::MaxTurns { limit } => {
+                write!(f, "stopped after {limit} turns (--max-turns)")
+            }
+            StopReason::TimeBudget { limit_secs } => {
+                write!(f, "stopped: the {limit_secs} s time budget ran out")
+            }
+            StopReason::TokenBudget { limit, used } => {
+                write!(f, "stopped: {used} tokens used, budget {limit}")
+            }
+            StopReason::LoopDetected { detail } => write!(f, "stopped: loop detected ({detail})"),
+            StopReason::RepeatedErrors { count } => {
+                write!(f, "stopped: {count} tool calls failed in a row")
+            }
+            StopReason::Cancelled => write!(f, "cancelled"),
+            StopReason::ProviderFailed { message } => write!(f, "model failed: {message}"),
+            StopReason::SessionFailed { message } => {
+                write!(f, "the session could not be saved: {message}")
+            }
+        }
+    }
+}

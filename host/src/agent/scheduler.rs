@@ -1,0 +1,212 @@
+//! Running one turn's tool calls: read-only calls in parallel (bounded),
+//! mutating calls alone, every call through the policy pipeline.
+//!
+//! Invariant: calls take the gate in the order the model issued them — a
+//! shared hold for read-only calls, an exclusive one for the rest — so a
+//! mutating call never overlaps another call and sees the effects of every
+//! call issued before it.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Instant;
+
+use tokio::sync::{OwnedRwLockReadGuard, OwnedRwLockWriteGuard, RwLock, Semaphore};
+use tokio::task::JoinHandle;
+
+use crate::capability::WriteMode;
+use crate::pipeline::{self, CallResult, Invocation};
+use crate::plugin::Catalog;
+use crate::policy::Policy;
+use crate::protocol::ToolOutcome;
+use crate::provider::ToolCall;
+use crate::runtime::{CancelToken, Limits, ProgressEvent};
+
+use super::{AgentEvent, EventSink, RATIONALE_FIELD};
+
+/// A call as the model issued it, with the host's own field taken out.
+#[derive(Debug, Clone)]
+pub struct PreparedCall {
+    pub call: ToolCall,
+    /// The input the plugin sees: the model's arguments without the
+    /// rationale (or the raw text when it is not a JSON object).
+    pub input: String,
+    pub rationale: Option<String>,
+    pub read_only: bool,
+}
+
+impl PreparedCall {
+    /// Take the call apart. Unknown tools count as read-only: they are
+    /// refused before anything runs.
+    pub fn new(call: ToolCall, catalog: &Catalog) -> PreparedCall {
+        let read_only = catalog
+            .find_tool(&call.name)
+            .map(|(_, spec)| spec.annotations.read_only)
+            .unwrap_or(true);
+        let mut input = call.arguments.clone();
+        let mut rationale = None;
+        if let Ok(serde_json::Value::Object(mut map)) =
+            serde_json::from_str::<serde_json::Value>(&call.arguments)
+        {
+            if let Some(serde_json::Value::String(r)) = map.remove(RATIONALE_FIELD) {
+                rationale = Some(r);
+            }
+            input = serde_json::Value::Object(map).to_string();
+        }
+        PreparedCall {
+            call,
+            input,
+            rationale,
+            read_only,
+        }
+    }
+
+    /// The arguments for display: parsed when they parse.
+    pub fn shown_arguments(&self) -> serde_json::Value {
+        serde_json::from_str(&self.input)
+            .unwrap_or_else(|_| serde_json::Value::String(self.input.clone()))
+    }
+}
+
+/// A call that ran (or was refused, or cancelled).
+#[derive(Debug, Clone)]
+pub struct FinishedCall {
+    pub prepared: PreparedCall,
+    pub result: Option<CallResult>,
+    pub outcome: ToolOutcome,
+    pub duration_ms: u64,
+}
+
+/// Shared by every call of a run.
+pub struct Scheduler {
+    pub catalog: Arc<Catalog>,
+    pub policy: Arc<Policy>,
+    pub workspace: PathBuf,
+    pub limits: Limits,
+    pub events: EventSink,
+    /// Set by an interrupt; running guests see it and stop.
+    pub cancel: CancelToken,
+    gate: Arc<RwLock<()>>,
+    slots: Arc<Semaphore>,
+}
+
+enum Hold {
+    Shared(#[allow(dead_code)] OwnedRwLockReadGuard<()>),
+    Exclusive(#[allow(dead_code)] OwnedRwLockWriteGuard<()>),
+}
+
+impl Scheduler {
+    pub fn new(
+        catalog: Arc<Catalog>,
+        policy: Arc<Policy>,
+        workspace: PathBuf,
+        limits: Limits,
+        events: EventSink,
+        cancel: CancelToken,
+        parallel: usize,
+    ) -> Scheduler {
+        Scheduler {
+            catalog,
+            policy,
+            workspace,
+            limits,
+            events,
+            cancel,
+            gate: Arc::new(RwLock::new(())),
+            slots: Arc::new(Semaphore::new(parallel.max(1))),
+        }
+    }
+
+    /// Take the gate for `call` (waiting for earlier calls as the
+    /// invariant requires), then run it in the background.
+    pub async fn start(&self, call: PreparedCall) -> JoinHandle<FinishedCall> {
+        let hold = if call.read_only {
+            Hold::Shared(self.gate.clone().read_owned().await)
+        } else {
+            Hold::Exclusive(self.gate.clone().write_owned().await)
+        };
+        let slots = self.slots.clone();
+        let catalog = self.catalog.clone();
+        let policy = self.policy.clone();
+        let workspace = self.workspace.clone();
+        let limits = self.limits.clone();
+        let cancel = self.cancel.clone();
+        let events = self.events.clone();
+        tokio::spawn(async move {
+            let _permit = match &hold {
+                Hold::Shared(_) => slots.acquire_owned().await.ok(),
+                Hold::Exclusive(_) => None,
+            };
+            let started = Instant::now();
+            if cancel.is_cancelled() {
+                return cancelled(call);
+            }
+            let run = {
+                let call = call.clone();
+                tokio::task::spawn_blocking(move || {
+                    let id = call.call.id.clone();
+                    let progress = {
+                        let events = events.clone();
+                        Arc::new(move |p: &ProgressEvent| {
+                            events(AgentEvent::ToolProgress {
+                                call_id: id.clone(),
+                                message: p.message.clone(),
+                                fraction: p.fraction,
+                            })
+                        }) as crate::runtime::ProgressSink
+                    };
+                    pipeline::run(
+                        &catalog,
+                        Invocation {
+                            tool: &call.call.name,
+                            input: &call.input,
+                            workspace: &workspace,
+                            write: WriteMode::ReadOnly,
+                            limits,
+                            cancel,
+                            progress: Some(progress),
+                            policy: Some(&policy),
+                        },
+                    )
+                })
+            };
+            let result = run.await;
+            drop(hold);
+            let duration_ms = started.elapsed().as_millis() as u64;
+            match result {
+                Ok(r) => FinishedCall {
+                    outcome: r.outcome.clone(),
+                    result: Some(r),
+                    prepared: call,
+                    duration_ms,
+                },
+                Err(join) => FinishedCall {
+                    outcome: ToolOutcome::Error(crate::protocol::ToolError::new(
+                        crate::protocol::ErrorKind::Host,
+                        format!("the call's worker failed: {join}"),
+                    )),
+                    result: None,
+                    prepared: call,
+                    duration_ms,
+                },
+            }
+        })
+    }
+}
+
+/// A call that never ran because the run was interrupted.
+pub fn cancelled(call: PreparedCall) -> FinishedCall {
+    FinishedCall {
+        prepared: call,
+        result: None,
+        outcome: ToolOutcome::Cancelled,
+        duration_ms: 0,
+    }
+}
+
+/// Whether a finished call counts as a failure for the watchdog.
+pub fn failed(f: &FinishedCall) -> bool {
+    match &f.outcome {
+        ToolOutcome::Success(_) | ToolOutcome::Cancelled => false,
+        ToolOutcome::Error(_) | ToolOutcome::Denied { .. } => true,
+    }
+}

@@ -1,0 +1,660 @@
+//! The turn loop: ask the model, run what it calls, give it the results,
+//! until a stop condition fires.
+
+use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
+use std::time::Instant;
+
+use tokio::sync::mpsc::{UnboundedReceiver, unbounded_channel};
+use tokio::sync::watch;
+use tokio::task::JoinHandle;
+
+use crate::plugin::Catalog;
+use crate::policy::{DecidedBy, Policy};
+use crate::protocol::{ErrorKind, ToolError, ToolOutcome};
+use crate::provider::{
+    Message, ModelRequest, ModelResponse, Provider, ProviderError, Recorder, StreamEvent, ToolCall,
+    ToolDef, Usage,
+};
+use crate::runtime::CancelToken;
+
+use super::context::{self, SUMMARY_PROMPT};
+use super::scheduler::{self, FinishedCall, PreparedCall, Scheduler};
+use super::session::{CallRecord, Record, SessionWriter};
+use super::stop::{Alarm, Watchdog};
+use super::{AgentConfig, AgentEvent, EventSink, StopReason, offered_tools};
+
+/// The user's interrupt (Ctrl-C): stops the model stream, interrupts
+/// running guests, and keeps any later call from starting.
+#[derive(Clone)]
+pub struct Interrupt {
+    token: CancelToken,
+    count: Arc<watch::Sender<u32>>,
+}
+
+impl Default for Interrupt {
+    fn default() -> Self {
+        Interrupt {
+            token: CancelToken::new(),
+            count: Arc::new(watch::Sender::new(0)),
+        }
+    }
+}
+
+impl Interrupt {
+    /// Interrupt the run; returns how many interrupts there have been.
+    pub fn interrupt(&self) -> u32 {
+        self.token.cancel();
+        let mut n = 0;
+        self.count.send_modify(|c| {
+            *c += 1;
+            n = *c;
+        });
+        n
+    }
+
+    pub fn is_set(&self) -> bool {
+        self.token.is_cancelled()
+    }
+
+    async fn wait(&self) {
+        let mut rx = self.count.subscribe();
+        // The sender lives as long as `self`, so this only returns once set.
+        let _ = rx.wait_for(|c| *c > 0).await;
+    }
+}
+
+/// How a run ended.
+#[derive(Debug, Clone)]
+pub struct RunSummary {
+    pub session_id: String,
+    pub reason: StopReason,
+    /// Model turns completed over the session's life.
+    pub turns: u32,
+    pub usage: Usage,
+    pub answer: Option<String>,
+}
+
+/// Everything one run needs.
+pub struct Agent {
+    pub catalog: Arc<Catalog>,
+    pub policy: Arc<Policy>,
+    pub provider: Provider,
+    pub recorder: Option<Recorder>,
+    pub config: AgentConfig,
+    pub events: EventSink,
+    pub interrupt: Interrupt,
+}
+
+/// What came of streaming one model turn.
+enum Streamed {
+    Complete(Result<ModelResponse, ProviderError>),
+    /// Interrupted: the text and the complete calls that arrived before.
+    Interrupted {
+        text: String,
+        calls: Vec<ToolCall>,
+    },
+}
+
+/// Read-only calls started while the turn was still streaming, by call id.
+type Early = HashMap<String, (ToolCall, JoinHandle<FinishedCall>)>;
+
+impl Agent {
+    /// Continue the conversation `messages` (committed in `session`) with
+    /// `task` as the next user message, until a stop condition fires.
+    pub async fn run(
+        &self,
+        session: &mut SessionWriter,
+        mut messages: Vec<Message>,
+        task: &str,
+        turns_before: u32,
+    ) -> RunSummary {
+        let mut run = RunState {
+            started: Instant::now(),
+            usage: Usage::default(),
+            turn: turns_before,
+            watchdog: Watchdog::new(self.config.loops),
+            answer: None,
+            stop: None,
+        };
+        let reason = self
+            .turns(session, &mut messages, task, &mut run)
+            .await
+            .unwrap_or_else(|e| StopReason::SessionFailed {
+                message: e.to_string(),
+            });
+        // The run is over either way; a failure to note it is reported above.
+        let _ = session
+            .append(&Record::End {
+                reason: reason.clone(),
+            })
+            .and_then(|()| session.sync());
+        (self.events)(AgentEvent::Finished {
+            reason: reason.clone(),
+            turns: run.turn,
+            usage: run.usage,
+            answer: run.answer.clone(),
+        });
+        RunSummary {
+            session_id: session.id().to_string(),
+            reason,
+            turns: run.turn,
+            usage: run.usage,
+            answer: run.answer,
+        }
+    }
+
+    async fn turns(
+        &self,
+        session: &mut SessionWriter,
+        messages: &mut Vec<Message>,
+        task: &str,
+        run: &mut RunState,
+    ) -> Result<StopReason, super::SessionError> {
+        let cfg = &self.config;
+        let user = Message::User {
+            content: task.to_string(),
+        };
+        session.append(&Record::Message {
+            message: user.clone(),
+        })?;
+        session.append(&Record::TurnEnd {
+            turn: run.turn,
+            usage: None,
+        })?;
+        session.sync()?;
+        messages.push(user);
+
+        let scheduler = Scheduler::new(
+            self.catalog.clone(),
+            self.policy.clone(),
+            cfg.workspace.clone(),
+            cfg.limits.clone(),
+            self.events.clone(),
+            self.interrupt.token.clone(),
+            cfg.parallel,
+        );
+        let tools = offered_tools(&self.catalog, &self.policy);
+        let first_turn = run.turn;
+        let mut context_retry = false;
+
+        loop {
+            if self.interrupt.is_set() {
+                return Ok(StopReason::Cancelled);
+            }
+            if run.turn - first_turn >= cfg.max_turns {
+                return Ok(StopReason::MaxTurns {
+                    limit: cfg.max_turns,
+                });
+            }
+            if let Some(budget) = cfg.time_budget
+                && run.started.elapsed() >= budget
+            {
+                return Ok(StopReason::TimeBudget {
+                    limit_secs: budget.as_secs(),
+                });
+            }
+            let used = run.usage.input_tokens + run.usage.output_tokens;
+            if let Some(limit) = cfg.token_budget
+                && used >= limit
+            {
+                return Ok(StopReason::TokenBudget { limit, used });
+            }
+
+            if context::request_tokens(&self.request(messages, &tools)) > cfg.context.compact_above
+                && let Err(e) = self.compact(session, messages).await?
+            {
+                return Ok(e);
+            }
+
+            let request = self.request(messages, &tools);
+            run.turn += 1;
+            (self.events)(AgentEvent::TurnStarted { turn: run.turn });
+            let (streamed, early, announced) = self.stream(&request, &scheduler).await;
+            let response = match streamed {
+                Streamed::Interrupted { text, calls } => {
+                    let assistant = Message::Assistant {
+                        content: text,
+                        tool_calls: calls.clone(),
+                    };
+                    session.append(&Record::Message {
+                        message: assistant.clone(),
+                    })?;
+                    messages.push(assistant);
+                    let finished = self
+                        .execute(calls, early, &announced, &scheduler, run)
+                        .await;
+                    self.results(session, messages, finished, run)?;
+                    self.end_turn(session, run, None)?;
+                    return Ok(StopReason::Cancelled);
+                }
+                Streamed::Complete(Ok(r)) => r,
+                Streamed::Complete(Err(ProviderError::ContextLength { .. })) if !context_retry => {
+                    context_retry = true;
+                    run.turn -= 1;
+                    if let Err(stop) = self.compact(session, messages).await? {
+                        return Ok(stop);
+                    }
+                    continue;
+                }
+                Streamed::Complete(Err(e)) => {
+                    return Ok(StopReason::ProviderFailed {
+                        message: e.to_string(),
+                    });
+                }
+            };
+            context_retry = false;
+            if let Some(rec) = &self.recorder {
+                rec.record(&response)?;
+            }
+            let turn_usage = response.usage.unwrap_or_else(|| Usage {
+                input_tokens: context::request_tokens(&request),
+                output_tokens: context::text_tokens(&response.text)
+                    + response
+                        .tool_calls
+                        .iter()
+                        .map(|c| context::text_tokens(&c.arguments))
+                        .sum::<u64>(),
+            });
+            run.usage.input_tokens += turn_usage.input_tokens;
+            run.usage.output_tokens += turn_usage.output_tokens;
+
+            let assistant = Message::Assistant {
+                content: response.text.clone(),
+                tool_calls: response.tool_calls.clone(),
+            };
+            session.append(&Record::Message {
+                message: assistant.clone(),
+            })?;
+            messages.push(assistant);
+            let repeated = run.watchdog.text(&response.text);
+
+            if response.tool_calls.is_empty() {
+                run.answer = Some(response.text);
+                self.end_turn(session, run, Some(turn_usage))?;
+                return Ok(StopReason::Done);
+            }
+            if let Some(Alarm::Loop(detail)) = &repeated {
+                run.stop = Some(StopReason::LoopDetected {
+                    detail: detail.clone(),
+                });
+            }
+            let finished = self
+                .execute(response.tool_calls, early, &announced, &scheduler, run)
+                .await;
+            self.results(session, messages, finished, run)?;
+            self.end_turn(session, run, Some(turn_usage))?;
+            if self.interrupt.is_set() {
+                return Ok(StopReason::Cancelled);
+            }
+            if let Some(stop) = run.stop.take() {
+                return Ok(stop);
+            }
+        }
+    }
+
+    fn request(&self, messages: &[Message], tools: &[ToolDef]) -> ModelRequest {
+        ModelRequest {
+            model: self.config.model.clone(),
+            system: self.config.system_prompt.clone(),
+            messages: messages.to_vec(),
+            tools: tools.to_vec(),
+            max_output_tokens: self.config.max_output_tokens,
+        }
+    }
+
+    /// Stream one turn. Read-only calls start as soon as they are complete,
+    /// as long as every call before them in the turn is read-only too.
+    async fn stream(
+        &self,
+        request: &ModelRequest,
+        scheduler: &Scheduler,
+    ) -> (Streamed, Early, HashSet<String>) {
+        let (tx, mut rx) = unbounded_channel();
+        let mut early = Early::new();
+        let mut turn = TurnProgress::default();
+        let complete = self.provider.complete(request, &tx);
+        tokio::pin!(complete);
+        loop {
+            tokio::select! {
+                biased;
+                () = self.interrupt.wait() => {
+                    let streamed = Streamed::Interrupted { text: turn.text, calls: turn.calls };
+                    return (streamed, early, turn.announced);
+                }
+                Some(ev) = rx.recv() => self.on_stream_event(ev, &mut turn, &mut early, scheduler).await,
+                result = &mut complete => {
+                    drain(&mut rx, &mut turn, &mut early, scheduler, self).await;
+                    return (Streamed::Complete(result), early, turn.announced);
+                }
+            }
+        }
+    }
+
+    async fn on_stream_event(
+        &self,
+        ev: StreamEvent,
+        turn: &mut TurnProgress,
+        early: &mut Early,
+        scheduler: &Scheduler,
+    ) {
+        match ev {
+            StreamEvent::TextDelta(text) => {
+                turn.text.push_str(&text);
+                (self.events)(AgentEvent::TextDelta { text });
+            }
+            StreamEvent::ToolCallReady(call) => {
+                let prepared = PreparedCall::new(call.clone(), &self.catalog);
+                self.announce(&prepared);
+                turn.calls.push(call.clone());
+                turn.announced.insert(call.id.clone());
+                turn.all_read_only &= prepared.read_only;
+                if turn.all_read_only && !early.contains_key(&call.id) {
+                    let handle = scheduler.start(prepared).await;
+                    early.insert(call.id.clone(), (call, handle));
+                }
+            }
+            StreamEvent::Retrying {
+                attempt,
+                delay,
+                reason,
+            } => {
+                // Calls already started are read-only; their results are
+                // dropped and the calls run again if the model repeats them.
+                early.clear();
+                *turn = TurnProgress::default();
+                (self.events)(AgentEvent::Retrying {
+                    attempt,
+                    delay_ms: delay.as_millis() as u64,
+                    reason,
+                });
+            }
+        }
+    }
+
+    fn announce(&self, p: &PreparedCall) {
+        (self.events)(AgentEvent::ToolCall {
+            call_id: p.call.id.clone(),
+            tool: p.call.name.clone(),
+            arguments: p.shown_arguments(),
+            rationale: p.rationale.clone(),
+        });
+    }
+
+    /// Run a turn's calls and collect their results in the order issued.
+    async fn execute(
+        &self,
+        calls: Vec<ToolCall>,
+        mut early: Early,
+        announced: &HashSet<String>,
+        scheduler: &Scheduler,
+        run: &mut RunState,
+    ) -> Vec<FinishedCall> {
+        enum Pending {
+            Running(JoinHandle<FinishedCall>, PreparedCall),
+            Done(Box<FinishedCall>),
+        }
+        let mut pending = Vec::with_capacity(calls.len());
+        for call in calls {
+            let prepared = PreparedCall::new(call, &self.catalog);
+            if !announced.contains(&prepared.call.id) {
+                self.announce(&prepared);
+            }
+            if let Some(stop) = &run.stop {
+                pending.push(Pending::Done(Box::new(not_run(prepared, stop))));
+                continue;
+            }
+            if let Some(Alarm::Loop(detail)) = run.watchdog.call(&prepared.call) {
+                let stop = StopReason::LoopDetected { detail };
+                pending.push(Pending::Done(Box::new(not_run(prepared, &stop))));
+                run.stop = Some(stop);
+                continue;
+            }
+            if self.interrupt.is_set() {
+                pending.push(Pending::Done(Box::new(scheduler::cancelled(prepared))));
+                continue;
+            }
+            match early.remove(&prepared.call.id) {
+                Some((started, handle)) if started == prepared.call => {
+                    pending.push(Pending::Running(handle, prepared));
+                }
+                Some(_) | None => {
+                    tokio::select! {
+                        biased;
+                        () = self.interrupt.wait() => {
+                            pending.push(Pending::Done(Box::new(scheduler::cancelled(prepared))));
+                        }
+                        handle = scheduler.start(prepared.clone()) => {
+                            pending.push(Pending::Running(handle, prepared));
+                        }
+                    }
+                }
+            }
+        }
+        let mut finished = Vec::with_capacity(pending.len());
+        for p in pending {
+            finished.push(match p {
+                Pending::Done(f) => *f,
+                Pending::Running(handle, prepared) => match handle.await {
+                    Ok(f) => f,
+                    Err(e) => FinishedCall {
+                        prepared,
+                        result: None,
+                        outcome: ToolOutcome::Error(ToolError::new(
+                            ErrorKind::Host,
+                            format!("the call's task failed: {e}"),
+                        )),
+                        duration_ms: 0,
+                    },
+                },
+            });
+        }
+        finished
+    }
+
+    /// Turn finished calls into tool messages, events and records.
+    fn results(
+        &self,
+        session: &mut SessionWriter,
+        messages: &mut Vec<Message>,
+        finished: Vec<FinishedCall>,
+        run: &mut RunState,
+    ) -> Result<(), super::SessionError> {
+        for f in finished {
+            let id = f.prepared.call.id.clone();
+            let decision = f.result.as_ref().and_then(|r| r.decision.clone());
+            if let Some(d) = &decision {
+                (self.events)(AgentEvent::ToolDecision {
+                    call_id: id.clone(),
+                    verdict: d.verdict,
+                    by: match &d.by {
+                        DecidedBy::Rule { name, .. } => format!("rule {name}"),
+                        DecidedBy::Mode(mode) => format!("{mode} mode"),
+                    },
+                    reason: d.reason.clone(),
+                });
+            }
+            let full = f.outcome.model_text();
+            let max = self.config.context.tool_output_bytes;
+            let (content, full_output) = if full.len() > max {
+                let path = session.save_output(&id, &full)?;
+                let shown = format!(
+                    "{}\n[output cut to fit the context: {} bytes in all; the full text is in {}]",
+                    context::cut_text(&full, max),
+                    full.len(),
+                    path.display()
+                );
+                (shown, Some(path.display().to_string()))
+            } else {
+                (full, None)
+            };
+            (self.events)(AgentEvent::ToolResult {
+                call_id: id.clone(),
+                tool: f.prepared.call.name.clone(),
+                outcome: f.outcome.label().to_string(),
+                summary: content
+                    .lines()
+                    .next()
+                    .unwrap_or("")
+                    .chars()
+                    .take(200)
+                    .collect(),
+                duration_ms: f.duration_ms,
+            });
+            if let Some(Alarm::Errors(count)) = run.watchdog.result(scheduler::failed(&f))
+                && run.stop.is_none()
+            {
+                run.stop = Some(StopReason::RepeatedErrors { count });
+            }
+            let is_error = match &f.outcome {
+                ToolOutcome::Success(_) => false,
+                ToolOutcome::Error(_) | ToolOutcome::Cancelled | ToolOutcome::Denied { .. } => true,
+            };
+            session.append(&Record::Call(CallRecord {
+                call_id: id.clone(),
+                tool: f.prepared.call.name.clone(),
+                arguments: f.prepared.call.arguments.clone(),
+                rationale: f.prepared.rationale.clone(),
+                decision,
+                outcome: f.outcome.clone(),
+                duration_ms: f.duration_ms,
+                full_output,
+            }))?;
+            let message = Message::Tool {
+                call_id: id,
+                name: f.prepared.call.name,
+                content,
+                is_error,
+            };
+            session.append(&Record::Message {
+                message: message.clone(),
+            })?;
+            messages.push(message);
+        }
+        Ok(())
+    }
+
+    fn end_turn(
+        &self,
+        session: &mut SessionWriter,
+        run: &RunState,
+        usage: Option<Usage>,
+    ) -> Result<(), super::SessionError> {
+        session.append(&Record::TurnEnd {
+            turn: run.turn,
+            usage,
+        })?;
+        session.sync()?;
+        (self.events)(AgentEvent::TurnCompleted {
+            turn: run.turn,
+            usage,
+        });
+        Ok(())
+    }
+
+    /// Summarize older turns with the model. `Ok(Err(stop))` when the
+    /// model could not do it.
+    async fn compact(
+        &self,
+        session: &mut SessionWriter,
+        messages: &mut Vec<Message>,
+    ) -> Result<Result<(), StopReason>, super::SessionError> {
+        let Some(cut) = context::split_point(messages, self.config.context.keep_recent) else {
+            return Ok(Ok(()));
+        };
+        let request = ModelRequest {
+            model: self.config.model.clone(),
+            system: SUMMARY_PROMPT.to_string(),
+            messages: vec![Message::User {
+                content: context::transcript(&messages[..cut]),
+            }],
+            tools: Vec::new(),
+            max_output_tokens: Some(2048),
+        };
+        let (tx, _rx) = unbounded_channel();
+        let response = tokio::select! {
+            biased;
+            () = self.interrupt.wait() => return Ok(Err(StopReason::Cancelled)),
+            r = self.provider.complete(&request, &tx) => r,
+        };
+        let response = match response {
+            Ok(r) => r,
+            Err(e) => {
+                return Ok(Err(StopReason::ProviderFailed {
+                    message: format!("compacting the context failed: {e}"),
+                }));
+            }
+        };
+        if let Some(rec) = &self.recorder {
+            rec.record(&response)?;
+        }
+        let before = messages.len();
+        let tokens_before: u64 = messages.iter().map(context::message_tokens).sum();
+        let after = context::compacted(messages, cut, &response.text);
+        session.append(&Record::Compaction {
+            messages: after.clone(),
+        })?;
+        session.sync()?;
+        *messages = after;
+        (self.events)(AgentEvent::Compacted {
+            messages_before: before,
+            messages_after: messages.len(),
+            tokens_before,
+            tokens_after: messages.iter().map(context::message_tokens).sum(),
+        });
+        Ok(Ok(()))
+    }
+}
+
+struct RunState {
+    started: Instant,
+    usage: Usage,
+    turn: u32,
+    watchdog: Watchdog,
+    answer: Option<String>,
+    /// Set when the run must stop after this turn's results are in.
+    stop: Option<StopReason>,
+}
+
+struct TurnProgress {
+    text: String,
+    calls: Vec<ToolCall>,
+    announced: HashSet<String>,
+    /// Every call so far in the turn is read-only.
+    all_read_only: bool,
+}
+
+impl Default for TurnProgress {
+    fn default() -> Self {
+        TurnProgress {
+            text: String::new(),
+            calls: Vec::new(),
+            announced: HashSet::new(),
+            all_read_only: true,
+        }
+    }
+}
+
+async fn drain(
+    rx: &mut UnboundedReceiver<StreamEvent>,
+    turn: &mut TurnProgress,
+    early: &mut Early,
+    scheduler: &Scheduler,
+    agent: &Agent,
+) {
+    while let Ok(ev) = rx.try_recv() {
+        agent.on_stream_event(ev, turn, early, scheduler).await;
+    }
+}
+
+/// A call the host did not run because the run is stopping.
+fn not_run(prepared: PreparedCall, stop: &StopReason) -> FinishedCall {
+    FinishedCall {
+        prepared,
+        result: None,
+        outcome: ToolOutcome::Denied {
+            reason: format!("not run: the run is stopping ({stop})"),
+        },
+        duration_ms: 0,
+    }
+}

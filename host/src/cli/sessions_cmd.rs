@@ -1,0 +1,120 @@
+//! `warden sessions list | show`.
+
+use serde_json::json;
+
+use super::{Exit, SessionsCommand, fail};
+use crate::agent::{LoadedSession, Record, SessionStore};
+use crate::home::Home;
+use crate::provider::Message;
+
+pub fn run(cmd: SessionsCommand) -> Exit {
+    let json = match &cmd {
+        SessionsCommand::List { json } | SessionsCommand::Show { json, .. } => *json,
+    };
+    let store = match Home::from_env() {
+        Ok(home) => SessionStore::new(&home),
+        Err(e) => return fail(json, Exit::Failure, &e.to_string()),
+    };
+    match cmd {
+        SessionsCommand::List { json } => list(&store, json),
+        SessionsCommand::Show { id, json } => show(&store, &id, json),
+    }
+}
+
+fn status(s: &LoadedSession) -> String {
+    match &s.ended {
+        Some(reason) => reason.to_string(),
+        None => "interrupted (resume with --resume)".to_string(),
+    }
+}
+
+fn list(store: &SessionStore, json: bool) -> Exit {
+    let sessions = match store.list() {
+        Ok(s) => s,
+        Err(e) => return fail(json, Exit::Failure, &e.to_string()),
+    };
+    if json {
+        let rows: Vec<_> = sessions
+            .iter()
+            .map(|s| {
+                json!({
+                    "id": s.meta.id,
+                    "created": s.meta.created,
+                    "task": s.meta.task,
+                    "workspace": s.meta.workspace,
+                    "policy": s.meta.policy,
+                    "model": s.meta.model,
+                    "turns": s.turns,
+                    "ended": s.ended,
+                })
+            })
+            .collect();
+        println!("{}", json!({ "sessions": rows }));
+        return Exit::Success;
+    }
+    if sessions.is_empty() {
+        println!("no sessions yet; start one with `warden run \"TASK\"`");
+        return Exit::Success;
+    }
+    for s in &sessions {
+        let task: String = s.meta.task.chars().take(60).collect();
+        println!(
+            "{}  {}  {:>3} turns  {}  {}",
+            s.meta.id,
+            s.meta.created,
+            s.turns,
+            status(s),
+            task.replace('\n', " ")
+        );
+    }
+    Exit::Success
+}
+
+fn show(store: &SessionStore, id: &str, json: bool) -> Exit {
+    let s = match store.load(id) {
+        Ok(s) => s,
+        Err(e) => return fail(json, Exit::Usage, &e.to_string()),
+    };
+    if json {
+        println!(
+            "{}",
+            json!({ "meta": s.meta, "turns": s.turns, "ended": s.ended, "records": s.records })
+        );
+        return Exit::Success;
+    }
+    println!("session {} · {}", s.meta.id, s.meta.created);
+    println!(
+        "workspace {} · policy {} · {} · model {}",
+        s.meta.workspace, s.meta.policy, s.meta.provider, s.meta.model
+    );
+    println!("{} turns · {}\n", s.turns, status(&s));
+    for r in &s.records {
+        match r {
+            Record::Start(_) | Record::TurnEnd { .. } => {}
+            Record::Resumed { at } => println!("— resumed {at}"),
+            Record::Message { message } => match message {
+                Message::User { content } => println!("user: {content}"),
+                Message::Assistant { content, .. } if !content.is_empty() => {
+                    println!("assistant: {content}")
+                }
+                Message::Assistant { .. } | Message::Tool { .. } => {}
+            },
+            Record::Call(c) => {
+                let why = c
+                    .rationale
+                    .as_deref()
+                    .map(|r| format!(" (why: {r})"))
+                    .unwrap_or_default();
+                println!("→ {} {}{why}", c.tool, c.arguments);
+                let text = c.outcome.model_text();
+                let first = text.lines().next().unwrap_or("");
+                println!("  {}: {first}", c.outcome.label());
+            }
+            Record::Compaction { messages } => {
+                println!("— context compacted to {} messages", messages.len())
+            }
+            Record::End { reason } => println!("— {reason}"),
+        }
+    }
+    Exit::Success
+}
