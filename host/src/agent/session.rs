@@ -173,10 +173,7 @@ impl SessionStore {
         let loaded = self.load(id)?;
         let path = self.file(id);
         let bytes = std::fs::read(&path)?;
-        let complete = bytes
-            .iter()
-            .rposition(|&b| b == b'\n')
-            .map_or(0, |i| i + 1);
+        let complete = bytes.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
         let file = OpenOptions::new().append(true).open(&path)?;
         if complete < bytes.len() {
             file.set_len(complete as u64)?;
