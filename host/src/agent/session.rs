@@ -3,9 +3,12 @@
 //! outputs.
 //!
 //! Invariant: messages count only once the `turn_end` record that closes
-//! their turn is on disk (the file is synced there), so a crash mid-turn
-//! loses at most that partial turn, and a resumed session never holds a
-//! tool call without its result.
+//! their turn is written, so a crash mid-turn loses at most that partial
+//! turn, and a resumed session never holds a tool call without its result.
+//! Every record is written whole before the loop goes on (a killed process
+//! loses nothing); each turn boundary starts a sync of the file, folded
+//! with later ones while it runs (group commit), and a run's end waits
+//! for all of them.
 
 use std::fs::{File, OpenOptions};
 use std::io::Write;
@@ -143,7 +146,18 @@ impl SessionStore {
         let now = SystemTime::now();
         let stamp = humantime::format_rfc3339_seconds(now).to_string();
         let compact: String = stamp.chars().filter(char::is_ascii_digit).collect();
-        let id = format!("{}-{:04x}", compact, fastrand::u16(..));
+        let (id, file) = loop {
+            let id = format!("{}-{:08x}", compact, fastrand::u32(..));
+            match OpenOptions::new()
+                .create_new(true)
+                .append(true)
+                .open(self.file(&id))
+            {
+                Ok(f) => break (id, f),
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
+                Err(e) => return Err(e.into()),
+            }
+        };
         let meta = SessionMeta {
             id: id.clone(),
             created: stamp,
@@ -153,17 +167,14 @@ impl SessionStore {
             provider: provider.to_string(),
             model: model.to_string(),
         };
-        let file = OpenOptions::new()
-            .create_new(true)
-            .append(true)
-            .open(self.file(&id))?;
         let mut w = SessionWriter {
             id,
             file,
             outputs: self.dir.join(&meta.id),
+            syncer: None,
         };
         w.append(&Record::Start(meta))?;
-        w.sync()?;
+        w.sync_soon()?;
         Ok(w)
     }
 
@@ -182,11 +193,12 @@ impl SessionStore {
             id: id.to_string(),
             file,
             outputs: self.dir.join(id),
+            syncer: None,
         };
         w.append(&Record::Resumed {
             at: humantime::format_rfc3339_seconds(SystemTime::now()).to_string(),
         })?;
-        w.sync()?;
+        w.sync_soon()?;
         Ok((loaded, w))
     }
 
@@ -318,6 +330,7 @@ pub struct SessionWriter {
     id: String,
     file: File,
     outputs: PathBuf,
+    syncer: Option<Syncer>,
 }
 
 impl SessionWriter {
@@ -333,10 +346,34 @@ impl SessionWriter {
         Ok(())
     }
 
-    /// Make everything appended so far durable.
+    /// Make everything appended so far durable, now.
     pub fn sync(&mut self) -> Result<(), SessionError> {
         self.file.sync_data()?;
         Ok(())
+    }
+
+    /// Start making everything appended so far durable, without waiting:
+    /// a background thread syncs the file, folding requests that arrive
+    /// while it syncs into one (group commit). Records are written to the
+    /// file before this returns, so a crash of the process loses nothing;
+    /// only a crash of the machine can lose what is not yet synced, and
+    /// [`SessionWriter::sync_begun`]'s next call reports a sync that failed.
+    pub fn sync_soon(&mut self) -> Result<(), SessionError> {
+        if self.syncer.is_none() {
+            self.syncer = Some(Syncer::start(self.file.try_clone()?)?);
+        }
+        match &self.syncer {
+            Some(s) => s.request(),
+            None => Ok(()),
+        }
+    }
+
+    /// Wait until every sync begun with [`SessionWriter::sync_soon`] is done.
+    pub fn sync_begun(&mut self) -> Result<(), SessionError> {
+        match &self.syncer {
+            Some(s) => s.wait(),
+            None => Ok(()),
+        }
     }
 
     /// Keep the full text of a long tool output; returns where it went.
@@ -355,6 +392,114 @@ impl SessionWriter {
         let path = self.outputs.join(format!("{safe}.txt"));
         std::fs::write(&path, text)?;
         Ok(path)
+    }
+}
+
+/// A thread that syncs one file on request, folding requests together.
+struct Syncer {
+    shared: std::sync::Arc<SyncState>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+#[derive(Default)]
+struct SyncState {
+    progress: std::sync::Mutex<SyncProgress>,
+    changed: std::sync::Condvar,
+}
+
+#[derive(Default)]
+struct SyncProgress {
+    requested: u64,
+    done: u64,
+    closed: bool,
+    error: Option<String>,
+}
+
+impl Syncer {
+    fn start(file: File) -> Result<Syncer, SessionError> {
+        let shared = std::sync::Arc::new(SyncState::default());
+        let state = shared.clone();
+        let thread = std::thread::Builder::new()
+            .name("session-sync".into())
+            .spawn(move || sync_loop(&file, &state))?;
+        Ok(Syncer {
+            shared,
+            thread: Some(thread),
+        })
+    }
+
+    fn lock(&self) -> Result<std::sync::MutexGuard<'_, SyncProgress>, SessionError> {
+        self.shared
+            .progress
+            .lock()
+            .map_err(|_| std::io::Error::other("the session syncer failed").into())
+    }
+
+    fn request(&self) -> Result<(), SessionError> {
+        let mut p = self.lock()?;
+        if let Some(e) = p.error.take() {
+            return Err(std::io::Error::other(e).into());
+        }
+        p.requested += 1;
+        self.shared.changed.notify_all();
+        Ok(())
+    }
+
+    fn wait(&self) -> Result<(), SessionError> {
+        let mut p = self.lock()?;
+        while p.done < p.requested && p.error.is_none() {
+            p = self
+                .shared
+                .changed
+                .wait(p)
+                .map_err(|_| std::io::Error::other("the session syncer failed"))?;
+        }
+        match p.error.take() {
+            Some(e) => Err(std::io::Error::other(e).into()),
+            None => Ok(()),
+        }
+    }
+}
+
+fn sync_loop(file: &File, state: &SyncState) {
+    let Ok(mut p) = state.progress.lock() else {
+        return;
+    };
+    loop {
+        while p.done >= p.requested && !p.closed {
+            p = match state.changed.wait(p) {
+                Ok(p) => p,
+                Err(_) => return,
+            };
+        }
+        if p.done >= p.requested {
+            return;
+        }
+        let target = p.requested;
+        drop(p);
+        let result = file.sync_data();
+        p = match state.progress.lock() {
+            Ok(p) => p,
+            Err(_) => return,
+        };
+        p.done = target;
+        if let Err(e) = result {
+            p.error = Some(e.to_string());
+        }
+        state.changed.notify_all();
+    }
+}
+
+impl Drop for Syncer {
+    fn drop(&mut self) {
+        if let Ok(mut p) = self.shared.progress.lock() {
+            p.closed = true;
+            self.shared.changed.notify_all();
+        }
+        if let Some(t) = self.thread.take() {
+            // Pending syncs finish before the thread ends.
+            let _ = t.join();
+        }
     }
 }
 

@@ -128,6 +128,7 @@ impl Agent {
             .append(&Record::End {
                 reason: reason.clone(),
             })
+            .and_then(|()| session.sync_begun())
             .and_then(|()| session.sync());
         (self.events)(AgentEvent::Finished {
             reason: reason.clone(),
@@ -162,7 +163,7 @@ impl Agent {
             turn: run.turn,
             usage: None,
         })?;
-        session.sync()?;
+        session.sync_soon()?;
         messages.push(user);
 
         let scheduler = Scheduler::new(
@@ -544,7 +545,7 @@ impl Agent {
             turn: run.turn,
             usage,
         })?;
-        session.sync()?;
+        session.sync_soon()?;
         (self.events)(AgentEvent::TurnCompleted {
             turn: run.turn,
             usage,
@@ -594,7 +595,7 @@ impl Agent {
         session.append(&Record::Compaction {
             messages: after.clone(),
         })?;
-        session.sync()?;
+        session.sync_soon()?;
         *messages = after;
         (self.events)(AgentEvent::Compacted {
             messages_before: before,
