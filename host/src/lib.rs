@@ -8,8 +8,10 @@
 //! call), [`cli`] (the `warden` command).
 
 pub mod agent;
+pub mod audit;
 pub mod capability;
 pub mod cli;
+pub mod durable;
 pub mod home;
 pub mod pipeline;
 pub mod plugin;

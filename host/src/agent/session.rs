@@ -330,7 +330,7 @@ pub struct SessionWriter {
     id: String,
     file: File,
     outputs: PathBuf,
-    syncer: Option<Syncer>,
+    syncer: Option<crate::durable::BackgroundSync>,
 }
 
 impl SessionWriter {
@@ -360,10 +360,12 @@ impl SessionWriter {
     /// [`SessionWriter::sync_begun`]'s next call reports a sync that failed.
     pub fn sync_soon(&mut self) -> Result<(), SessionError> {
         if self.syncer.is_none() {
-            self.syncer = Some(Syncer::start(self.file.try_clone()?)?);
+            self.syncer = Some(crate::durable::BackgroundSync::start(
+                self.file.try_clone()?,
+            )?);
         }
         match &self.syncer {
-            Some(s) => s.request(),
+            Some(s) => Ok(s.request()?),
             None => Ok(()),
         }
     }
@@ -371,7 +373,7 @@ impl SessionWriter {
     /// Wait until every sync begun with [`SessionWriter::sync_soon`] is done.
     pub fn sync_begun(&mut self) -> Result<(), SessionError> {
         match &self.syncer {
-            Some(s) => s.wait(),
+            Some(s) => Ok(s.wait()?),
             None => Ok(()),
         }
     }
@@ -392,114 +394,6 @@ impl SessionWriter {
         let path = self.outputs.join(format!("{safe}.txt"));
         std::fs::write(&path, text)?;
         Ok(path)
-    }
-}
-
-/// A thread that syncs one file on request, folding requests together.
-struct Syncer {
-    shared: std::sync::Arc<SyncState>,
-    thread: Option<std::thread::JoinHandle<()>>,
-}
-
-#[derive(Default)]
-struct SyncState {
-    progress: std::sync::Mutex<SyncProgress>,
-    changed: std::sync::Condvar,
-}
-
-#[derive(Default)]
-struct SyncProgress {
-    requested: u64,
-    done: u64,
-    closed: bool,
-    error: Option<String>,
-}
-
-impl Syncer {
-    fn start(file: File) -> Result<Syncer, SessionError> {
-        let shared = std::sync::Arc::new(SyncState::default());
-        let state = shared.clone();
-        let thread = std::thread::Builder::new()
-            .name("session-sync".into())
-            .spawn(move || sync_loop(&file, &state))?;
-        Ok(Syncer {
-            shared,
-            thread: Some(thread),
-        })
-    }
-
-    fn lock(&self) -> Result<std::sync::MutexGuard<'_, SyncProgress>, SessionError> {
-        self.shared
-            .progress
-            .lock()
-            .map_err(|_| std::io::Error::other("the session syncer failed").into())
-    }
-
-    fn request(&self) -> Result<(), SessionError> {
-        let mut p = self.lock()?;
-        if let Some(e) = p.error.take() {
-            return Err(std::io::Error::other(e).into());
-        }
-        p.requested += 1;
-        self.shared.changed.notify_all();
-        Ok(())
-    }
-
-    fn wait(&self) -> Result<(), SessionError> {
-        let mut p = self.lock()?;
-        while p.done < p.requested && p.error.is_none() {
-            p = self
-                .shared
-                .changed
-                .wait(p)
-                .map_err(|_| std::io::Error::other("the session syncer failed"))?;
-        }
-        match p.error.take() {
-            Some(e) => Err(std::io::Error::other(e).into()),
-            None => Ok(()),
-        }
-    }
-}
-
-fn sync_loop(file: &File, state: &SyncState) {
-    let Ok(mut p) = state.progress.lock() else {
-        return;
-    };
-    loop {
-        while p.done >= p.requested && !p.closed {
-            p = match state.changed.wait(p) {
-                Ok(p) => p,
-                Err(_) => return,
-            };
-        }
-        if p.done >= p.requested {
-            return;
-        }
-        let target = p.requested;
-        drop(p);
-        let result = file.sync_data();
-        p = match state.progress.lock() {
-            Ok(p) => p,
-            Err(_) => return,
-        };
-        p.done = target;
-        if let Err(e) = result {
-            p.error = Some(e.to_string());
-        }
-        state.changed.notify_all();
-    }
-}
-
-impl Drop for Syncer {
-    fn drop(&mut self) {
-        if let Ok(mut p) = self.shared.progress.lock() {
-            p.closed = true;
-            self.shared.changed.notify_all();
-        }
-        if let Some(t) = self.thread.take() {
-            // Pending syncs finish before the thread ends.
-            let _ = t.join();
-        }
     }
 }
 

@@ -2,6 +2,7 @@
 //!
 //! Exit codes are part of the interface, see [`Exit`].
 
+mod audit_cmd;
 mod plugin_cmd;
 mod policy_cmd;
 mod run_cmd;
@@ -30,6 +31,9 @@ pub enum Command {
     /// List and show saved agent sessions.
     #[command(subcommand)]
     Sessions(SessionsCommand),
+    /// Show, verify and summarize the audit log.
+    #[command(subcommand)]
+    Audit(AuditCommand),
     /// List and call tools.
     #[command(subcommand)]
     Tool(ToolCommand),
@@ -120,6 +124,35 @@ pub struct RunArgs {
     /// Continue the most recent session.
     #[arg(long)]
     pub last: bool,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum AuditCommand {
+    /// Records of the log, oldest first, optionally filtered.
+    Show {
+        /// Only calls of this agent session.
+        #[arg(long, value_name = "ID")]
+        session: Option<String>,
+        /// Only calls of this tool.
+        #[arg(long, value_name = "TOOL")]
+        tool: Option<String>,
+        /// Only records at or after this time (RFC 3339, UTC, e.g. 2026-11-22T10:00:00).
+        #[arg(long, value_name = "TIME")]
+        since: Option<String>,
+        /// One record per line, as stored.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Check the hash chain; names the first broken record (exit 1 if any).
+    Verify {
+        #[arg(long)]
+        json: bool,
+    },
+    /// Per tool: calls, outcomes, the grants it ran with and what was cut.
+    Caps {
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 #[derive(Debug, Subcommand)]
@@ -251,6 +284,7 @@ pub fn run(cli: Cli) -> Exit {
         Command::Policy(cmd) => policy_cmd::run(cmd),
         Command::Run(args) => run_cmd::run(args),
         Command::Sessions(cmd) => sessions_cmd::run(cmd),
+        Command::Audit(cmd) => audit_cmd::run(cmd),
     }
 }
 

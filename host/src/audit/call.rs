@@ -1,0 +1,53 @@
+//! Turning a finished call into its audit record.
+
+use sha2::{Digest, Sha256};
+
+use super::record::{CallAudit, redact};
+use crate::pipeline::CallResult;
+use crate::protocol::ToolOutcome;
+
+impl CallAudit {
+    /// The record of `result`, whose input was `input` (as received).
+    /// `known_secrets` are values the host holds (API keys, credentials)
+    /// that must not appear in the record.
+    pub fn of(
+        result: &CallResult,
+        input: &str,
+        session_id: Option<&str>,
+        known_secrets: &[&str],
+    ) -> CallAudit {
+        let arguments = serde_json::from_str(input)
+            .unwrap_or_else(|_| serde_json::Value::String(input.to_string()));
+        let (error_kind, output_bytes) = match &result.outcome {
+            ToolOutcome::Success(out) => (None, out.text.len() as u64),
+            ToolOutcome::Error(e) => (Some(e.kind.as_str().to_string()), 0),
+            ToolOutcome::Cancelled | ToolOutcome::Denied { .. } => (None, 0),
+        };
+        CallAudit {
+            call_id: result.call_id.clone(),
+            session_id: session_id.map(str::to_string),
+            tool: result.tool.clone(),
+            plugin: result.plugin.clone(),
+            args_sha256: hex::encode(Sha256::digest(input.as_bytes())),
+            arguments: redact(&arguments, known_secrets),
+            decision: result.decision.as_ref().map(json),
+            approved_by: result.report.as_ref().map(|_| "policy".to_string()),
+            grant: result.grant.as_ref().map(json),
+            cuts: result.grant_cuts.iter().map(json).collect(),
+            outcome: result.outcome.label().to_string(),
+            error_kind,
+            duration_ms: result
+                .report
+                .as_ref()
+                .map(|r| r.duration.as_millis() as u64)
+                .unwrap_or(0),
+            output_bytes,
+            exercised: serde_json::Value::Null,
+        }
+    }
+}
+
+/// `v` as JSON; `null` if it cannot be (it always can for these types).
+fn json<T: serde::Serialize>(v: &T) -> serde_json::Value {
+    serde_json::to_value(v).unwrap_or(serde_json::Value::Null)
+}

@@ -1,0 +1,152 @@
+//! What the audit log records: one [`AuditEvent`] per line, wrapped in an
+//! [`AuditRecord`] that chains it to the line before.
+
+use serde::{Deserialize, Serialize};
+
+/// One line of the log. Field order is fixed: the hash covers the line's
+/// bytes exactly as written.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AuditRecord {
+    /// Position in the log, from 1, without gaps.
+    pub seq: u64,
+    /// RFC 3339, UTC, with microseconds.
+    pub time: String,
+    /// sha256 (hex) of the previous line's bytes; 64 zeros for the first.
+    pub prev: String,
+    pub event: AuditEvent,
+}
+
+/// The hash `prev` holds for the first record.
+pub const GENESIS: &str = "0000000000000000000000000000000000000000000000000000000000000000";
+
+/// Something that happened.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum AuditEvent {
+    /// A plugin was installed or upgraded.
+    PluginInstalled {
+        name: String,
+        version: String,
+        sha256: String,
+        /// The installed version it replaced, if any.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        replaced_sha256: Option<String>,
+        /// Declared capabilities, as `warden plugin inspect` shows them.
+        declared: serde_json::Value,
+    },
+    /// A plugin was removed.
+    PluginRemoved { name: String, sha256: String },
+    /// One tool call: the decision, the grant, and what came of it.
+    ToolCall(Box<CallAudit>),
+}
+
+/// One tool call's audit record.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CallAudit {
+    pub call_id: String,
+    /// The agent session, when the call came from `warden run`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub session_id: Option<String>,
+    pub tool: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub plugin: Option<String>,
+    /// sha256 (hex) of the input as received.
+    pub args_sha256: String,
+    /// The input, with secret-looking values redacted.
+    pub arguments: serde_json::Value,
+    /// The policy's decision: verdict, rule or mode, reason.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub decision: Option<serde_json::Value>,
+    /// Who let the call run: `policy`, `user`, `session-grant`; absent if it did not run.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub approved_by: Option<String>,
+    /// The grant the call ran with.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub grant: Option<serde_json::Value>,
+    /// Declared capabilities the grant cut.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub cuts: Vec<serde_json::Value>,
+    /// `success`, `error`, `cancelled` or `denied`.
+    pub outcome: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error_kind: Option<String>,
+    pub duration_ms: u64,
+    pub output_bytes: u64,
+    /// Capabilities the call exercised, and refusals at the boundary.
+    #[serde(default, skip_serializing_if = "serde_json::Value::is_null")]
+    pub exercised: serde_json::Value,
+}
+
+/// Object keys whose values are never recorded.
+const SECRET_KEYS: &[&str] = &[
+    "api_key",
+    "apikey",
+    "token",
+    "secret",
+    "password",
+    "passwd",
+    "authorization",
+    "auth",
+    "cookie",
+    "credential",
+    "credentials",
+    "private_key",
+];
+
+/// `value` with secrets replaced by `"[redacted]"`: values under
+/// secret-looking keys, and any string containing one of `known` (secret
+/// values the host holds, such as API keys).
+pub fn redact(value: &serde_json::Value, known: &[&str]) -> serde_json::Value {
+    use serde_json::Value;
+    match value {
+        Value::Object(map) => Value::Object(
+            map.iter()
+                .map(|(k, v)| {
+                    let lower = k.to_ascii_lowercase().replace('-', "_");
+                    let secret = SECRET_KEYS
+                        .iter()
+                        .any(|s| lower == *s || lower.ends_with(&format!("_{s}")));
+                    let v = if secret {
+                        Value::String("[redacted]".into())
+                    } else {
+                        redact(v, known)
+                    };
+                    (k.clone(), v)
+                })
+                .collect(),
+        ),
+        Value::Array(items) => Value::Array(items.iter().map(|v| redact(v, known)).collect()),
+        Value::String(s) if known.iter().any(|k| k.len() >= 8 && s.contains(k)) => {
+            let mut s = s.clone();
+            for k in known.iter().filter(|k| k.len() >= 8) {
+                s = s.replace(k, "[redacted]");
+            }
+            Value::String(s)
+        }
+        other => other.clone(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn secrets_are_redacted_by_key_and_by_value() {
+        let v = json!({
+            "path": "a.txt",
+            "headers": {"Authorization": "Bearer sk-live-123456789", "x": "y"},
+            "github_token": "ghp_abc",
+            "note": "key is sk-live-123456789 ok",
+            "list": ["sk-live-123456789"],
+        });
+        let r = redact(&v, &["sk-live-123456789"]);
+        let text = r.to_string();
+        assert!(!text.contains("sk-live"), "{text}");
+        assert!(!text.contains("ghp_abc"), "{text}");
+        assert_eq!(r["path"], "a.txt");
+        assert_eq!(r["headers"]["x"], "y");
+        assert_eq!(r["note"], "key is [redacted] ok");
+    }
+}

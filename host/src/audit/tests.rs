@@ -1,0 +1,108 @@
+use super::*;
+
+fn event(n: u64) -> AuditEvent {
+    AuditEvent::PluginRemoved {
+        name: format!("p{n}"),
+        sha256: "00".into(),
+    }
+}
+
+fn log_with(n: u64) -> (tempfile::TempDir, std::path::PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("audit.jsonl");
+    let log = AuditLog::open(&path).unwrap();
+    for i in 0..n {
+        log.append(event(i)).unwrap();
+    }
+    (dir, path)
+}
+
+fn lines(path: &std::path::Path) -> Vec<String> {
+    std::fs::read_to_string(path)
+        .unwrap()
+        .lines()
+        .map(String::from)
+        .collect()
+}
+
+fn write_lines(path: &std::path::Path, lines: &[String]) {
+    std::fs::write(path, lines.join("\n") + "\n").unwrap();
+}
+
+#[test]
+fn an_untouched_log_verifies() {
+    let (_d, path) = log_with(5);
+    let v = verify(&std::fs::read(&path).unwrap());
+    assert_eq!(v.valid, 5);
+    assert_eq!(v.broken, None);
+    assert!(!v.torn_tail);
+}
+
+#[test]
+fn an_edited_record_is_named() {
+    let (_d, path) = log_with(5);
+    let mut l = lines(&path);
+    l[2] = l[2].replace("p2", "p9");
+    write_lines(&path, &l);
+    let v = verify(&std::fs::read(&path).unwrap());
+    assert_eq!(v.valid, 3);
+    let b = v.broken.unwrap();
+    assert_eq!(b.line, 4, "the record after the edit no longer follows it");
+    assert!(b.reason.contains("changed"), "{}", b.reason);
+}
+
+#[test]
+fn a_deleted_record_is_named() {
+    let (_d, path) = log_with(5);
+    let mut l = lines(&path);
+    l.remove(1);
+    write_lines(&path, &l);
+    let b = verify(&std::fs::read(&path).unwrap()).broken.unwrap();
+    assert_eq!((b.line, b.seq), (2, Some(3)));
+    assert!(b.reason.contains("deleted"), "{}", b.reason);
+}
+
+#[test]
+fn reordered_records_are_named() {
+    let (_d, path) = log_with(5);
+    let mut l = lines(&path);
+    l.swap(1, 2);
+    write_lines(&path, &l);
+    let b = verify(&std::fs::read(&path).unwrap()).broken.unwrap();
+    assert_eq!((b.line, b.seq), (2, Some(3)));
+}
+
+#[test]
+fn a_torn_tail_is_cut_and_the_chain_goes_on() {
+    let (_d, path) = log_with(3);
+    let mut bytes = std::fs::read(&path).unwrap();
+    bytes.extend_from_slice(b"{\"seq\":4,\"time\":\"20");
+    std::fs::write(&path, &bytes).unwrap();
+    let v = verify(&bytes);
+    assert_eq!((v.valid, v.torn_tail, v.broken.clone()), (3, true, None));
+
+    let log = AuditLog::open(&path).unwrap();
+    let r = log.append(event(3)).unwrap();
+    assert_eq!(r.seq, 4);
+    let v = verify(&std::fs::read(&path).unwrap());
+    assert_eq!((v.valid, v.torn_tail, v.broken), (4, false, None));
+}
+
+#[test]
+fn concurrent_writers_never_interleave() {
+    let (_d, path) = log_with(0);
+    std::thread::scope(|s| {
+        for _ in 0..4 {
+            let path = path.clone();
+            s.spawn(move || {
+                // Separate handles, as separate processes would have.
+                let log = AuditLog::open(&path).unwrap();
+                for i in 0..25 {
+                    log.append(event(i)).unwrap();
+                }
+            });
+        }
+    });
+    let v = verify(&std::fs::read(&path).unwrap());
+    assert_eq!((v.valid, v.broken), (100, None));
+}
