@@ -67,6 +67,7 @@ impl Bench {
             config,
             events: Arc::new(|_| {}),
             interrupt: Interrupt::default(),
+            audit: None,
         };
         self.rt.block_on(async {
             let mut session = self

@@ -81,6 +81,8 @@ pub enum AgentEvent {
         #[serde(skip_serializing_if = "Option::is_none")]
         usage: Option<Usage>,
     },
+    /// Something went wrong that does not stop the run.
+    Warning { message: String },
     /// The run is over.
     Finished {
         reason: StopReason,

@@ -13,6 +13,7 @@ use std::time::Instant;
 use tokio::sync::{OwnedRwLockReadGuard, OwnedRwLockWriteGuard, RwLock, Semaphore};
 use tokio::task::JoinHandle;
 
+use crate::audit::{AuditEvent, AuditLog, CallAudit};
 use crate::capability::WriteMode;
 use crate::pipeline::{self, CallResult, Invocation};
 use crate::plugin::Catalog;
@@ -85,6 +86,8 @@ pub struct Scheduler {
     pub events: EventSink,
     /// Set by an interrupt; running guests see it and stop.
     pub cancel: CancelToken,
+    /// Where every call is recorded, with the session it belongs to.
+    pub audit: Option<(Arc<AuditLog>, String)>,
     gate: Arc<RwLock<()>>,
     slots: Arc<Semaphore>,
 }
@@ -111,6 +114,7 @@ impl Scheduler {
             limits,
             events,
             cancel,
+            audit: None,
             gate: Arc::new(RwLock::new(())),
             slots: Arc::new(Semaphore::new(parallel.max(1))),
         }
@@ -131,6 +135,7 @@ impl Scheduler {
         let limits = self.limits.clone();
         let cancel = self.cancel.clone();
         let events = self.events.clone();
+        let audit = self.audit.clone();
         tokio::spawn(async move {
             let _permit = match &hold {
                 Hold::Shared(_) => slots.acquire_owned().await.ok(),
@@ -154,7 +159,7 @@ impl Scheduler {
                             })
                         }) as crate::runtime::ProgressSink
                     };
-                    pipeline::run(
+                    let result = pipeline::run(
                         &catalog,
                         Invocation {
                             tool: &call.call.name,
@@ -166,7 +171,19 @@ impl Scheduler {
                             progress: Some(progress),
                             policy: Some(&policy),
                         },
-                    )
+                    );
+                    if let Some((log, session)) = &audit {
+                        let record = CallAudit::of(&result, &call.input, Some(session), &[]);
+                        if let Err(e) = log.append(AuditEvent::ToolCall(Box::new(record))) {
+                            events(AgentEvent::Warning {
+                                message: format!(
+                                    "the audit record of {} was not written: {e}",
+                                    call.call.id
+                                ),
+                            });
+                        }
+                    }
+                    result
                 })
             };
             let result = run.await;

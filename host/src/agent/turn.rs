@@ -9,6 +9,7 @@ use tokio::sync::mpsc::{UnboundedReceiver, unbounded_channel};
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
+use crate::audit::AuditLog;
 use crate::plugin::Catalog;
 use crate::policy::{DecidedBy, Policy};
 use crate::protocol::{ErrorKind, ToolError, ToolOutcome};
@@ -84,6 +85,8 @@ pub struct Agent {
     pub config: AgentConfig,
     pub events: EventSink,
     pub interrupt: Interrupt,
+    /// Where every tool call is recorded.
+    pub audit: Option<Arc<AuditLog>>,
 }
 
 /// What came of streaming one model turn.
@@ -166,7 +169,7 @@ impl Agent {
         session.sync_soon()?;
         messages.push(user);
 
-        let scheduler = Scheduler::new(
+        let mut scheduler = Scheduler::new(
             self.catalog.clone(),
             self.policy.clone(),
             cfg.workspace.clone(),
@@ -175,6 +178,10 @@ impl Agent {
             self.interrupt.token.clone(),
             cfg.parallel,
         );
+        scheduler.audit = self
+            .audit
+            .clone()
+            .map(|log| (log, session.id().to_string()));
         let tools = offered_tools(&self.catalog, &self.policy);
         let first_turn = run.turn;
         let mut context_retry = false;

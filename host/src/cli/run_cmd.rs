@@ -9,6 +9,7 @@ use super::{Exit, RunArgs, fail};
 use crate::agent::{
     Agent, AgentConfig, AgentEvent, EventSink, Interrupt, SessionStore, StopReason,
 };
+use crate::audit::AuditLog;
 use crate::home::Home;
 use crate::plugin::Catalog;
 use crate::policy::{DEFAULT_POLICY, Verdict};
@@ -155,6 +156,8 @@ fn prepare(args: RunArgs) -> Result<Prepared, (Exit, String)> {
     };
 
     let catalog = Catalog::open(&home).map_err(|e| failure(e.to_string()))?;
+    let audit =
+        AuditLog::open(&crate::audit::log_path(&home)).map_err(|e| failure(e.to_string()))?;
     let mut config = AgentConfig::new(workspace, model);
     config.max_turns = args.max_turns;
     config.time_budget = args.max_time.map(Duration::from_secs);
@@ -175,6 +178,7 @@ fn prepare(args: RunArgs) -> Result<Prepared, (Exit, String)> {
         config,
         events,
         interrupt: Interrupt::default(),
+        audit: Some(Arc::new(audit)),
     };
     Ok(Prepared {
         agent,
@@ -446,6 +450,10 @@ impl Renderer {
                     .map(|d| format!(" [{d}]"))
                     .unwrap_or_default();
                 eprintln!("{mark} {tool}{decision} {summary} ({duration_ms} ms)");
+            }
+            AgentEvent::Warning { message } => {
+                self.end_line();
+                eprintln!("warden: warning: {message}");
             }
             AgentEvent::Compacted {
                 tokens_before,
