@@ -84,7 +84,7 @@ fn every_call_of_a_run_is_recorded_with_its_decision_and_grant_and_no_secret() {
         "{}",
         calls[0]
     );
-    assert_eq!(calls[0]["output_bytes"].as_u64().unwrap() > 0, true);
+    assert!(calls[0]["output_bytes"].as_u64().unwrap() > 0);
     assert_eq!(calls[1]["outcome"], "denied");
     assert_eq!(calls[1]["decision"]["verdict"], "deny");
     assert_eq!(calls[2]["arguments"]["api_key"], "[redacted]");
