@@ -4,9 +4,11 @@
 //! Layers, each in its own module: [`protocol`] (pure types), [`runtime`]
 //! (engine, components, limits), [`capability`] (grants to WASI),
 //! [`plugin`] (manifests, built-ins, installation), [`policy`] (rules,
-//! modes, grants, protected paths), [`pipeline`] (one validated, sandboxed
-//! call), [`cli`] (the `warden` command).
+//! modes, grants, protected paths), [`approval`] (asking the user, session
+//! grants), [`pipeline`] (one decided, validated, sandboxed call), [`cli`]
+//! (the `warden` command).
 
+pub mod approval;
 pub mod capability;
 pub mod cli;
 pub mod home;
