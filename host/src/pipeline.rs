@@ -178,7 +178,7 @@ fn run_unhidden(catalog: &Catalog, inv: Invocation<'_>) -> CallResult {
             };
             let decision = policy.decide(&facts);
             result.decision = Some(decision.clone());
-            let granted = policy.grant_for(plugin.name(), inv.tool);
+            let granted = policy.grant_for_call(&facts);
             limits = granted.limits.apply(limits);
             let (grant, cuts) =
                 Grant::from_policy(&plugin.meta.manifest.capabilities, &workspace, &granted);

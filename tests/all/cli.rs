@@ -208,8 +208,9 @@ fn call_json_output_has_a_stable_shape() {
     assert_eq!(v["stage"], "executed");
     assert_eq!(v["outcome"]["type"], "success");
     assert_eq!(v["outcome"]["text"], "     1\talpha\n");
-    assert_eq!(v["grant"]["filesystem"]["access"], "read-write");
-    assert_eq!(v["grant_cuts"], json!([]));
+    // A tool annotated read-only gets no writes, whatever its plugin declares.
+    assert_eq!(v["grant"]["filesystem"]["access"], "read-only");
+    assert_eq!(v["grant_cuts"][0]["declared"], "filesystem: read-write");
     assert_eq!(v["decision"]["verdict"], "allow");
     assert_eq!(v["approval"], json!({"type": "policy"}));
     assert!(v["duration_ms"].as_f64().unwrap() > 0.0);

@@ -202,13 +202,14 @@ fn explain(policy: Option<&str>, tool: &str, input: &str, json: bool) -> Exit {
             &format!("unknown tool `{tool}` (see `warden tool list`)"),
         );
     };
-    let decision = policy.decide(&CallFacts {
+    let facts = CallFacts {
         tool,
         plugin: plugin.name(),
         annotations: spec.annotations,
         input: &input,
-    });
-    let granted = policy.grant_for(plugin.name(), tool);
+    };
+    let decision = policy.decide(&facts);
+    let granted = policy.grant_for_call(&facts);
     let declared = plugin.meta.manifest.capabilities.filesystem;
     let (grant, _) =
         Grant::from_policy(&plugin.meta.manifest.capabilities, Path::new("."), &granted);
