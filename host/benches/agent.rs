@@ -68,6 +68,7 @@ impl Bench {
             events: Arc::new(|_| {}),
             interrupt: Interrupt::default(),
             audit: None,
+            approvals: Arc::new(warden::approval::Approvals::non_interactive()),
         };
         self.rt.block_on(async {
             let mut session = self

@@ -72,6 +72,8 @@ fn bench(c: &mut Criterion) {
                 cancel: CancelToken::new(),
                 progress: None,
                 policy: None,
+                approval: None,
+                rationale: None,
             },
         );
         match r.outcome {

@@ -4,10 +4,13 @@
 //! Layers, each in its own module: [`protocol`] (pure types), [`runtime`]
 //! (engine, components, limits), [`capability`] (grants to WASI),
 //! [`plugin`] (manifests, built-ins, installation), [`policy`] (rules,
-//! modes, grants, protected paths), [`pipeline`] (one validated, sandboxed
-//! call), [`cli`] (the `warden` command).
+//! modes, grants, protected paths), [`approval`] (asking the user, session
+//! grants), [`pipeline`] (one decided, validated, sandboxed call),
+//! [`provider`] (model APIs), [`agent`] (the turn loop, sessions),
+//! [`audit`] (the hash-chained log), [`cli`] (the `warden` command).
 
 pub mod agent;
+pub mod approval;
 pub mod audit;
 pub mod capability;
 pub mod cli;

@@ -1,11 +1,15 @@
 //! One tool call, end to end: the tool exists → the input is JSON that
-//! satisfies the tool's schema → the grant is computed → the call runs in
-//! the sandbox. Every path ends in a [`ToolOutcome`]; rejections before
-//! execution are marked so the CLI can tell bad input from tool failure.
+//! satisfies the tool's schema → the policy decides (allowed, denied, or
+//! needs approval, each naming its rule) → an ask is settled by a session
+//! grant or the user → the call runs in the sandbox with the effective
+//! grant. Every path ends in a [`ToolOutcome`]; rejections before execution
+//! are marked so the CLI can tell bad input from tool failure, and a call
+//! that needs approval never runs without it.
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
+use crate::approval::{Approval, ApprovalRequest, Approvals};
 use crate::capability::{Grant, GrantCut, WriteMode};
 use crate::plugin::Catalog;
 use crate::policy::{CallFacts, DecidedBy, Decision, Policy, Verdict};
@@ -26,6 +30,13 @@ pub struct Invocation<'a> {
     /// the plugin's declared needs limited to the workspace, writable only
     /// under [`WriteMode::AllowWrite`].
     pub policy: Option<&'a Policy>,
+    /// Who settles a call the policy asks about, and the session grants
+    /// shared with the other calls of the session. `None`: no one can be
+    /// asked, so an ask is refused with a reason saying so.
+    pub approval: Option<&'a Approvals>,
+    /// Why the model wants this call, shown with an approval prompt; never
+    /// used to decide.
+    pub rationale: Option<&'a str>,
 }
 
 /// Where a call stopped.
@@ -51,6 +62,10 @@ pub struct CallResult {
     pub grant: Option<Grant>,
     /// The policy's decision, when a policy was given.
     pub decision: Option<Decision>,
+    /// Who let the call run, or refused it, when the policy allowed it or
+    /// asked: the policy, the user (once or for the session), an earlier
+    /// session grant, or no one.
+    pub approval: Option<Approval>,
     /// Declared capabilities the grant did not include.
     pub grant_cuts: Vec<GrantCut>,
     pub report: Option<CallReport>,
@@ -77,6 +92,7 @@ fn run_unhidden(catalog: &Catalog, inv: Invocation<'_>) -> CallResult {
         outcome: ToolOutcome::Cancelled,
         grant: None,
         decision: None,
+        approval: None,
         grant_cuts: Vec::new(),
         report: None,
     };
@@ -162,13 +178,41 @@ fn run_unhidden(catalog: &Catalog, inv: Invocation<'_>) -> CallResult {
             };
             let decision = policy.decide(&facts);
             result.decision = Some(decision.clone());
-            if let Some(reason) = refusal(policy, &decision) {
-                result.outcome = ToolOutcome::Denied { reason };
-                return result;
-            }
-            let granted = policy.grant_for(plugin.name(), inv.tool);
+            let granted = policy.grant_for_call(&facts);
             limits = granted.limits.apply(limits);
-            Grant::from_policy(&plugin.meta.manifest.capabilities, &workspace, &granted)
+            let (grant, cuts) =
+                Grant::from_policy(&plugin.meta.manifest.capabilities, &workspace, &granted);
+            let approval = match decision.verdict {
+                Verdict::Allow => Approval::Policy,
+                Verdict::Deny => {
+                    result.outcome = ToolOutcome::Denied {
+                        reason: denial(policy, &decision),
+                    };
+                    return result;
+                }
+                Verdict::Ask => {
+                    let req = ApprovalRequest {
+                        call_id: result.call_id.clone(),
+                        tool: inv.tool.to_string(),
+                        plugin: plugin.name().to_string(),
+                        input: input.clone(),
+                        policy: policy.name.clone(),
+                        decision,
+                        grant: grant.clone(),
+                        limits: limits.clone(),
+                        rationale: inv.rationale.map(str::to_string),
+                    };
+                    let approval = settle(inv.approval, &req);
+                    if let Some(reason) = approval.refusal(&req) {
+                        result.approval = Some(approval);
+                        result.outcome = ToolOutcome::Denied { reason };
+                        return result;
+                    }
+                    approval
+                }
+            };
+            result.approval = Some(approval);
+            (grant, cuts)
         }
     };
     let canonical_input = input.to_string();
@@ -189,9 +233,16 @@ fn run_unhidden(catalog: &Catalog, inv: Invocation<'_>) -> CallResult {
     result
 }
 
-/// Why a decision stops the call, if it does. Until interactive approval
-/// lands, a call that needs approval cannot get it and is refused.
-fn refusal(policy: &Policy, d: &Decision) -> Option<String> {
+/// Settle an ask through `approvals`; with none, no one can be asked.
+fn settle(approvals: Option<&Approvals>, req: &ApprovalRequest) -> Approval {
+    match approvals {
+        Some(approvals) => approvals.resolve(req),
+        None => Approvals::non_interactive().resolve(req),
+    }
+}
+
+/// Why the policy denied a call: the rule or mode, the policy, the reason.
+fn denial(policy: &Policy, d: &Decision) -> String {
     let by = match &d.by {
         DecidedBy::Rule { name, .. } => format!("rule {name}"),
         DecidedBy::Mode(mode) => format!("{mode} mode"),
@@ -201,14 +252,7 @@ fn refusal(policy: &Policy, d: &Decision) -> Option<String> {
         .as_deref()
         .map(|r| format!(": {r}"))
         .unwrap_or_default();
-    match d.verdict {
-        Verdict::Allow => None,
-        Verdict::Deny => Some(format!("denied by {by} of policy {}{because}", policy.name)),
-        Verdict::Ask => Some(format!(
-            "needs approval under {by} of policy {}{because}; there is no one to approve it here, so it is refused",
-            policy.name
-        )),
-    }
+    format!("denied by {by} of policy {}{because}", policy.name)
 }
 
 /// `input.a.b: message`, naming the offending field.

@@ -134,24 +134,27 @@ fn exit_codes_are_distinct() {
     let usage = run(&["tool", "call"], &ws);
     assert_eq!(usage.status.code(), Some(2));
 
-    let read_only = run(
+    // Every call runs under a policy; the default, workspace-write, lets
+    // writes inside the workspace through, and read-only denies them.
+    let denied = run(
         &[
             "tool",
             "call",
             "write_file",
+            "--policy",
+            "read-only",
             "--input",
             r#"{"path":"b.txt","content":"x"}"#,
         ],
         &ws,
     );
-    assert_eq!(read_only.status.code(), Some(1));
+    assert_eq!(denied.status.code(), Some(3));
     assert!(!sb.exists("b.txt"));
     let written = run(
         &[
             "tool",
             "call",
             "write_file",
-            "--allow-write",
             "--input",
             r#"{"path":"b.txt","content":"x"}"#,
         ],
@@ -159,6 +162,24 @@ fn exit_codes_are_distinct() {
     );
     assert_eq!(written.status.code(), Some(0), "{}", stderr(&written));
     assert_eq!(sb.read("b.txt"), "x");
+    let retired = run(
+        &[
+            "tool",
+            "call",
+            "write_file",
+            "--allow-write",
+            "--input",
+            r#"{"path":"c.txt","content":"x"}"#,
+        ],
+        &ws,
+    );
+    assert_eq!(retired.status.code(), Some(2));
+    assert!(
+        stderr(&retired).contains("--allow-write is gone: every call runs under a policy"),
+        "{}",
+        stderr(&retired)
+    );
+    assert!(!sb.exists("c.txt"));
     sb.assert_canaries_intact();
 }
 
@@ -187,8 +208,11 @@ fn call_json_output_has_a_stable_shape() {
     assert_eq!(v["stage"], "executed");
     assert_eq!(v["outcome"]["type"], "success");
     assert_eq!(v["outcome"]["text"], "     1\talpha\n");
+    // A tool annotated read-only gets no writes, whatever its plugin declares.
     assert_eq!(v["grant"]["filesystem"]["access"], "read-only");
     assert_eq!(v["grant_cuts"][0]["declared"], "filesystem: read-write");
+    assert_eq!(v["decision"]["verdict"], "allow");
+    assert_eq!(v["approval"], json!({"type": "policy"}));
     assert!(v["duration_ms"].as_f64().unwrap() > 0.0);
 
     let o = run(

@@ -5,6 +5,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod agent;
+mod approvals;
 mod audit;
 mod cli;
 mod containment;

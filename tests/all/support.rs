@@ -160,6 +160,8 @@ pub fn call_raw(
             cancel: CancelToken::new(),
             progress: None,
             policy: None,
+            approval: None,
+            rationale: None,
         },
     )
 }

@@ -50,6 +50,10 @@ pub enum AgentEvent {
         by: String,
         #[serde(skip_serializing_if = "Option::is_none")]
         reason: Option<String>,
+        /// For a call the policy asked about: `user_once`, `user_session`,
+        /// `session_grant`, `user_denied` or `unanswered`.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        approval: Option<String>,
     },
     /// A running tool reported progress.
     ToolProgress {

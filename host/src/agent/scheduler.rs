@@ -13,6 +13,7 @@ use std::time::Instant;
 use tokio::sync::{OwnedRwLockReadGuard, OwnedRwLockWriteGuard, RwLock, Semaphore};
 use tokio::task::JoinHandle;
 
+use crate::approval::Approvals;
 use crate::audit::{AuditEvent, AuditLog, CallAudit};
 use crate::capability::WriteMode;
 use crate::pipeline::{self, CallResult, Invocation};
@@ -88,6 +89,8 @@ pub struct Scheduler {
     pub cancel: CancelToken,
     /// Where every call is recorded, with the session it belongs to.
     pub audit: Option<(Arc<AuditLog>, String)>,
+    /// Who answers calls the policy asks about, and the session's grants.
+    pub approvals: Arc<Approvals>,
     gate: Arc<RwLock<()>>,
     slots: Arc<Semaphore>,
 }
@@ -115,6 +118,7 @@ impl Scheduler {
             events,
             cancel,
             audit: None,
+            approvals: Arc::new(Approvals::non_interactive()),
             gate: Arc::new(RwLock::new(())),
             slots: Arc::new(Semaphore::new(parallel.max(1))),
         }
@@ -136,6 +140,7 @@ impl Scheduler {
         let cancel = self.cancel.clone();
         let events = self.events.clone();
         let audit = self.audit.clone();
+        let approvals = self.approvals.clone();
         tokio::spawn(async move {
             let _permit = match &hold {
                 Hold::Shared(_) => slots.acquire_owned().await.ok(),
@@ -170,6 +175,8 @@ impl Scheduler {
                             cancel,
                             progress: Some(progress),
                             policy: Some(&policy),
+                            approval: Some(&approvals),
+                            rationale: call.rationale.as_deref(),
                         },
                     );
                     if let Some((log, session)) = &audit {

@@ -9,6 +9,7 @@ use tokio::sync::mpsc::{UnboundedReceiver, unbounded_channel};
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
+use crate::approval::{Approval, Approvals};
 use crate::audit::AuditLog;
 use crate::plugin::Catalog;
 use crate::policy::{DecidedBy, Policy};
@@ -87,6 +88,8 @@ pub struct Agent {
     pub interrupt: Interrupt,
     /// Where every tool call is recorded.
     pub audit: Option<Arc<AuditLog>>,
+    /// Who answers calls the policy asks about; shared by every call of the run.
+    pub approvals: Arc<Approvals>,
 }
 
 /// What came of streaming one model turn.
@@ -182,6 +185,7 @@ impl Agent {
             .audit
             .clone()
             .map(|log| (log, session.id().to_string()));
+        scheduler.approvals = self.approvals.clone();
         let tools = offered_tools(&self.catalog, &self.policy);
         let first_turn = run.turn;
         let mut context_retry = false;
@@ -471,6 +475,20 @@ impl Agent {
         for f in finished {
             let id = f.prepared.call.id.clone();
             let decision = f.result.as_ref().and_then(|r| r.decision.clone());
+            let approval = f
+                .result
+                .as_ref()
+                .and_then(|r| r.approval.as_ref())
+                .and_then(|a| match a {
+                    Approval::Policy => None,
+                    Approval::UserOnce
+                    | Approval::UserSession { .. }
+                    | Approval::SessionGrant { .. }
+                    | Approval::UserDenied { .. }
+                    | Approval::Unanswered { .. } => serde_json::to_value(a)
+                        .ok()
+                        .and_then(|v| v["type"].as_str().map(str::to_string)),
+                });
             if let Some(d) = &decision {
                 (self.events)(AgentEvent::ToolDecision {
                     call_id: id.clone(),
@@ -480,6 +498,7 @@ impl Agent {
                         DecidedBy::Mode(mode) => format!("{mode} mode"),
                     },
                     reason: d.reason.clone(),
+                    approval,
                 });
             }
             let full = f.outcome.model_text();

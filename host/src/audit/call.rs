@@ -3,6 +3,7 @@
 use sha2::{Digest, Sha256};
 
 use super::record::{CallAudit, redact};
+use crate::approval::Approval;
 use crate::pipeline::CallResult;
 use crate::protocol::ToolOutcome;
 
@@ -31,7 +32,14 @@ impl CallAudit {
             args_sha256: hex::encode(Sha256::digest(input.as_bytes())),
             arguments: redact(&arguments, known_secrets),
             decision: result.decision.as_ref().map(json),
-            approved_by: result.report.as_ref().map(|_| "policy".to_string()),
+            approved_by: result.approval.as_ref().map(|a| match a {
+                Approval::Policy => "policy".to_string(),
+                Approval::UserOnce => "user".to_string(),
+                Approval::UserSession { .. } => "user, for the session".to_string(),
+                Approval::SessionGrant { .. } => "session-grant".to_string(),
+                Approval::UserDenied { .. } => "denied by the user".to_string(),
+                Approval::Unanswered { .. } => "unanswered".to_string(),
+            }),
             grant: result.grant.as_ref().map(json),
             cuts: result.grant_cuts.iter().map(json).collect(),
             outcome: result.outcome.label().to_string(),

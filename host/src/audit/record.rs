@@ -57,7 +57,9 @@ pub struct CallAudit {
     /// The policy's decision: verdict, rule or mode, reason.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub decision: Option<serde_json::Value>,
-    /// Who let the call run: `policy`, `user`, `session-grant`; absent if it did not run.
+    /// Who settled the decision: `policy`, `user`, `user, for the session`,
+    /// `session-grant`, `denied by the user`, `unanswered`; absent if the
+    /// call stopped before the policy.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub approved_by: Option<String>,
     /// The grant the call ran with.

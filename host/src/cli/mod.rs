@@ -61,9 +61,10 @@ pub enum PolicyCommand {
     },
     /// Which rule decides a call and why, and the grant the call would run with.
     Explain {
-        /// A policy name (see `warden policy list`) or a policy file.
+        /// A policy name (see `warden policy list`) or a policy file
+        /// [default: the user policy `default`, else workspace-write].
         #[arg(long)]
-        policy: String,
+        policy: Option<String>,
         /// The tool's name.
         tool: String,
         /// The call's input as JSON.
@@ -124,6 +125,9 @@ pub struct RunArgs {
     /// Continue the most recent session.
     #[arg(long)]
     pub last: bool,
+    /// Never prompt: calls the policy asks about are denied.
+    #[arg(long, alias = "no-prompt")]
+    pub non_interactive: bool,
 }
 
 #[derive(Debug, Subcommand)]
@@ -189,16 +193,23 @@ pub struct CallArgs {
     /// The input object: JSON text, `@FILE` to read it from a file, or `-` for stdin.
     #[arg(long, short = 'i', default_value = "{}")]
     pub input: String,
+    /// Call the tool once per line of FILE (`-` for stdin), each line one
+    /// input object, in order and in one approval session.
+    #[arg(long, value_name = "FILE", conflicts_with = "input")]
+    pub input_lines: Option<String>,
     /// The directory the tool may see (default: the current directory).
     #[arg(long, short = 'w')]
     pub workspace: Option<PathBuf>,
-    /// Let plugins that declare write access write inside the workspace
-    /// (without --policy; with one, the policy decides).
-    #[arg(long)]
-    pub allow_write: bool,
-    /// Decide the call and its grant by a policy: a name (see `warden policy list`) or a file.
+    /// The policy deciding the call and its grant: a name (see `warden policy
+    /// list`) or a file [default: the user policy `default`, else workspace-write].
     #[arg(long, value_name = "NAME|PATH")]
     pub policy: Option<String>,
+    /// Never prompt: a call the policy asks about is denied.
+    #[arg(long, visible_alias = "no-prompt")]
+    pub non_interactive: bool,
+    /// Retired: the policy decides what may be written.
+    #[arg(long, hide = true)]
+    pub allow_write: bool,
     /// One JSON object with the outcome, grant, logs and timings.
     #[arg(long)]
     pub json: bool,

@@ -9,7 +9,7 @@ use crate::capability::FsAccess;
 use crate::capability::Grant;
 use crate::home::Home;
 use crate::plugin::Catalog;
-use crate::policy::{CallFacts, DecidedBy, Decision, Policy, builtin_policies};
+use crate::policy::{CallFacts, DEFAULT_POLICY, DecidedBy, Decision, Policy, builtin_policies};
 use crate::runtime::Limits;
 
 pub fn run(cmd: PolicyCommand) -> Exit {
@@ -21,13 +21,45 @@ pub fn run(cmd: PolicyCommand) -> Exit {
             tool,
             input,
             json,
-        } => explain(&policy, &tool, &input, json),
+        } => explain(policy.as_deref(), &tool, &input, json),
     }
 }
 
 /// User policies live in `<home>/policies/<name>.toml`.
 fn user_policies_dir() -> Option<std::path::PathBuf> {
     Home::from_env().ok().map(|h| h.root().join("policies"))
+}
+
+/// The name of the user's default policy, `<home>/policies/default.toml`.
+pub const USER_DEFAULT: &str = "default";
+
+/// The user's default policy file, if there is one.
+fn user_default() -> Option<std::path::PathBuf> {
+    user_policies_dir()
+        .map(|d| d.join(format!("{USER_DEFAULT}.toml")))
+        .filter(|p| p.is_file())
+}
+
+/// The policy a command runs under: the one named on the command line,
+/// else the user's default policy if the data directory has one, else the
+/// built-in default. Nothing in the workspace is ever consulted.
+pub fn effective(named: Option<&str>) -> Result<Policy, String> {
+    if let Some(name) = named {
+        return resolve(name);
+    }
+    if let Some(user) = user_default() {
+        return Policy::load_file(&user)
+            .map_err(|e| format!("{e} (the user's default policy; fix it or remove it)"));
+    }
+    resolve(DEFAULT_POLICY)
+}
+
+/// The name of the policy [`effective`] picks without a name.
+fn effective_name() -> &'static str {
+    match user_default() {
+        Some(_) => USER_DEFAULT,
+        None => DEFAULT_POLICY,
+    }
 }
 
 /// Find a policy by shipped name, user policy name, or file path.
@@ -84,12 +116,16 @@ fn list(json: bool) -> Exit {
             .iter()
             .map(|(n, s, d)| json!({"name": n, "source": s, "description": d}))
             .collect();
-        println!("{}", json!({ "policies": policies }));
+        println!(
+            "{}",
+            json!({ "policies": policies, "default": effective_name() })
+        );
     } else {
         println!("{:<18} {:<8} DESCRIPTION", "POLICY", "SOURCE");
         for (name, source, description) in &rows {
             println!("{name:<18} {source:<8} {description}");
         }
+        println!("\nWithout --policy: {}", effective_name());
     }
     Exit::Success
 }
@@ -145,8 +181,8 @@ fn check(file: &Path, json: bool) -> Exit {
     }
 }
 
-fn explain(policy: &str, tool: &str, input: &str, json: bool) -> Exit {
-    let policy = match resolve(policy) {
+fn explain(policy: Option<&str>, tool: &str, input: &str, json: bool) -> Exit {
+    let policy = match effective(policy) {
         Ok(p) => p,
         Err(e) => return fail(json, Exit::Usage, &e),
     };
@@ -166,13 +202,14 @@ fn explain(policy: &str, tool: &str, input: &str, json: bool) -> Exit {
             &format!("unknown tool `{tool}` (see `warden tool list`)"),
         );
     };
-    let decision = policy.decide(&CallFacts {
+    let facts = CallFacts {
         tool,
         plugin: plugin.name(),
         annotations: spec.annotations,
         input: &input,
-    });
-    let granted = policy.grant_for(plugin.name(), tool);
+    };
+    let decision = policy.decide(&facts);
+    let granted = policy.grant_for_call(&facts);
     let declared = plugin.meta.manifest.capabilities.filesystem;
     let (grant, _) =
         Grant::from_policy(&plugin.meta.manifest.capabilities, Path::new("."), &granted);

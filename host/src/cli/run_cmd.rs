@@ -12,7 +12,7 @@ use crate::agent::{
 use crate::audit::AuditLog;
 use crate::home::Home;
 use crate::plugin::Catalog;
-use crate::policy::{DEFAULT_POLICY, Verdict};
+use crate::policy::Verdict;
 use crate::provider::http::HttpProvider;
 use crate::provider::{
     ApiKey, Provider, ProviderConfig, Recorder, ReplayProvider, RetryPolicy, WireFormat,
@@ -124,12 +124,13 @@ fn prepare(args: RunArgs) -> Result<Prepared, (Exit, String)> {
             ))
         })?;
 
-    let policy_name = args
+    // The named policy, else the resumed session's, else the user's
+    // default, else the built-in default; never a file in the workspace.
+    let named = args
         .policy
         .clone()
-        .or_else(|| previous.as_ref().map(|p| p.meta.policy.clone()))
-        .unwrap_or_else(|| DEFAULT_POLICY.to_string());
-    let policy = super::policy_cmd::resolve(&policy_name).map_err(usage)?;
+        .or_else(|| previous.as_ref().map(|p| p.meta.policy.clone()));
+    let policy = super::policy_cmd::effective(named.as_deref()).map_err(usage)?;
 
     let model = args
         .model
@@ -179,6 +180,7 @@ fn prepare(args: RunArgs) -> Result<Prepared, (Exit, String)> {
         events,
         interrupt: Interrupt::default(),
         audit: Some(Arc::new(audit)),
+        approvals: Arc::new(super::tool_cmd::approvals(args.non_interactive)),
     };
     Ok(Prepared {
         agent,
@@ -414,12 +416,16 @@ impl Renderer {
                 call_id,
                 verdict,
                 by,
+                approval,
                 ..
             } => {
-                let word = match verdict {
-                    Verdict::Allow => "allowed",
-                    Verdict::Ask => "approved",
-                    Verdict::Deny => "denied",
+                let word = match (verdict, approval.as_deref()) {
+                    (Verdict::Allow, _) => "allowed",
+                    (Verdict::Ask, Some("user_once" | "user_session" | "session_grant")) => {
+                        "approved"
+                    }
+                    (Verdict::Ask, _) => "not approved",
+                    (Verdict::Deny, _) => "denied",
                 };
                 self.decisions
                     .insert(call_id.clone(), format!("{word} by {by}"));

@@ -7,6 +7,9 @@ use std::time::Duration;
 use serde_json::json;
 
 use super::{CallArgs, Exit, fail, open_catalog};
+use crate::approval::{
+    Approval, Approvals, NonInteractive, SessionGrant, TerminalApprover, printable,
+};
 use crate::capability::WriteMode;
 use crate::pipeline::{self, CallResult, Invocation, Stage};
 use crate::protocol::ToolOutcome;
@@ -63,7 +66,25 @@ pub fn list(json: bool) -> Exit {
 }
 
 pub fn call(args: CallArgs) -> Exit {
-    let input = match read_input(&args.input) {
+    if args.allow_write {
+        return fail(
+            args.json,
+            Exit::Usage,
+            "--allow-write is gone: every call runs under a policy, which decides what may be \
+             written (the default, workspace-write, allows writes inside the workspace; \
+             --policy read-only allows none)",
+        );
+    }
+    let inputs = match &args.input_lines {
+        Some(source) => read_input(&lines_source(source)).map(|text| {
+            text.lines()
+                .filter(|l| !l.trim().is_empty())
+                .map(str::to_string)
+                .collect::<Vec<_>>()
+        }),
+        None => read_input(&args.input).map(|i| vec![i]),
+    };
+    let inputs = match inputs {
         Ok(i) => i,
         Err(msg) => return fail(args.json, Exit::Usage, &msg),
     };
@@ -86,18 +107,10 @@ pub fn call(args: CallArgs) -> Exit {
         let msg = format!("workspace {} is not a directory", workspace.display());
         return fail(args.json, Exit::Usage, &msg);
     }
-    let policy = match args
-        .policy
-        .as_deref()
-        .map(super::policy_cmd::resolve)
-        .transpose()
-    {
+    let policy = match super::policy_cmd::effective(args.policy.as_deref()) {
         Ok(p) => p,
         Err(e) => return fail(args.json, Exit::Usage, &e),
     };
-    if policy.is_some() && args.allow_write && !args.json {
-        eprintln!("warden: note: --allow-write is ignored: the policy decides what may be written");
-    }
     let catalog = match open_catalog(args.json) {
         Ok(c) => c,
         Err(code) => return code,
@@ -131,32 +144,55 @@ pub fn call(args: CallArgs) -> Exit {
     let progress: Option<crate::runtime::ProgressSink> = (!args.json
         && std::io::stderr().is_terminal())
     .then(|| Arc::new(|p: &ProgressEvent| show_progress(p)) as crate::runtime::ProgressSink);
-    let result = pipeline::run(
-        &catalog,
-        Invocation {
-            tool: &args.name,
-            input: &input,
-            workspace: &workspace,
-            write: if args.allow_write {
-                WriteMode::AllowWrite
-            } else {
-                WriteMode::ReadOnly
+    let approvals = approvals(args.non_interactive);
+    let mut exit = Exit::Success;
+    for input in &inputs {
+        let result = pipeline::run(
+            &catalog,
+            Invocation {
+                tool: &args.name,
+                input,
+                workspace: &workspace,
+                write: WriteMode::ReadOnly,
+                limits: limits.clone(),
+                cancel: CancelToken::new(),
+                progress: progress.clone(),
+                policy: Some(&policy),
+                approval: Some(&approvals),
+                rationale: None,
             },
-            limits,
-            cancel: CancelToken::new(),
-            progress,
-            policy: policy.as_ref(),
-        },
-    );
-    if args.json {
-        print_json(&result);
-    } else {
-        print_human(&result);
+        );
+        if args.json {
+            print_json(&result);
+        } else {
+            print_human(&result);
+        }
+        if exit == Exit::Success {
+            exit = exit_code(&result);
+        }
     }
     // The process exits next: unmapping the engine's pools and compiled code
     // would only add teardown time to every one-shot call.
     std::mem::forget(catalog);
-    exit_code(&result)
+    exit
+}
+
+/// Who answers asks: the user at the controlling terminal when the command
+/// runs attached to one (stdin, stdout or stderr is a terminal, and
+/// `/dev/tty` opens), else no one.
+pub(super) fn approvals(non_interactive: bool) -> Approvals {
+    if non_interactive {
+        return Approvals::new(Arc::new(NonInteractive::new(
+            "prompts are off (--non-interactive)",
+        )));
+    }
+    let attached = std::io::stdin().is_terminal()
+        || std::io::stdout().is_terminal()
+        || std::io::stderr().is_terminal();
+    match attached.then(TerminalApprover::open) {
+        Some(Ok(terminal)) => Approvals::new(Arc::new(terminal)),
+        Some(Err(_)) | None => Approvals::non_interactive(),
+    }
 }
 
 /// The exit code for a finished call.
@@ -168,6 +204,15 @@ pub fn exit_code(result: &CallResult) -> Exit {
         (ToolOutcome::Error(_), Stage::Executed) => Exit::ToolError,
         (ToolOutcome::Denied { .. }, _) => Exit::Denied,
         (ToolOutcome::Cancelled, _) => Exit::Cancelled,
+    }
+}
+
+/// `--input-lines` takes a file or `-`, as `--input` takes `@FILE` or `-`.
+fn lines_source(arg: &str) -> String {
+    if arg == "-" {
+        arg.to_string()
+    } else {
+        format!("@{arg}")
     }
 }
 
@@ -194,17 +239,11 @@ fn show_progress(p: &ProgressEvent) {
     }
 }
 
-/// Plugin-supplied text with control characters (terminal escapes) replaced.
-fn printable(text: &str) -> String {
-    text.chars()
-        .map(|c| {
-            if c.is_control() && c != '\n' && c != '\t' {
-                '\u{fffd}'
-            } else {
-                c
-            }
-        })
-        .collect()
+fn describe_grant(grant: &SessionGrant) -> String {
+    match grant {
+        SessionGrant::Fingerprint { tool, .. } => format!("{tool} with the same arguments"),
+        SessionGrant::Pattern { pattern } => format!("pattern `{pattern}`"),
+    }
 }
 
 fn print_json(r: &CallResult) {
@@ -217,6 +256,7 @@ fn print_json(r: &CallResult) {
         "outcome": r.outcome,
         "grant": r.grant,
         "decision": r.decision,
+        "approval": r.approval,
         "grant_cuts": r.grant_cuts,
         "logs": report.map(|x| &x.logs),
         "logs_dropped": report.map(|x| x.logs_dropped),
@@ -240,6 +280,12 @@ fn print_human(r: &CallResult) {
         ToolOutcome::Error(e) => eprintln!("warden: {} failed ({}): {}", r.tool, e.kind, e.message),
         ToolOutcome::Denied { reason } => eprintln!("warden: {} denied: {reason}", r.tool),
         ToolOutcome::Cancelled => eprintln!("warden: {} cancelled", r.tool),
+    }
+    if let Some(Approval::SessionGrant { grant }) = &r.approval {
+        eprintln!(
+            "warden: note: allowed without asking by a grant you gave this session ({})",
+            describe_grant(grant)
+        );
     }
     for cut in &r.grant_cuts {
         eprintln!(

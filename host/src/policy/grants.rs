@@ -128,6 +128,18 @@ pub struct GrantSpec {
     pub limits: LimitOverrides,
 }
 
+impl GrantSpec {
+    /// This grant with every write taken away: the workspace and extra
+    /// directories read-only.
+    pub fn read_only(mut self) -> GrantSpec {
+        self.workspace = self.workspace.map(|_| FsAccess::ReadOnly);
+        for dir in &mut self.extra_dirs {
+            dir.access = FsAccess::ReadOnly;
+        }
+        self
+    }
+}
+
 impl Grants {
     /// The layers for `plugin` and `tool`, merged field by field.
     pub fn resolve(&self, plugin: &str, tool: &str) -> GrantSpec {

@@ -129,6 +129,18 @@ impl Policy {
     pub fn grant_for(&self, plugin: &str, tool: &str) -> GrantSpec {
         self.grants.resolve(plugin, tool)
     }
+
+    /// The most this policy grants `call`: [`Policy::grant_for`], with no
+    /// writes for a tool annotated read-only. The modes let such a tool
+    /// run without asking, so the annotation must also confine it.
+    pub fn grant_for_call(&self, call: &CallFacts<'_>) -> GrantSpec {
+        let spec = self.grant_for(call.plugin, call.tool);
+        if call.annotations.read_only {
+            spec.read_only()
+        } else {
+            spec
+        }
+    }
 }
 
 /// The policies shipped with Warden, as `(name, TOML text)`. The default is

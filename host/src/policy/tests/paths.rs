@@ -218,3 +218,34 @@ path = { prefix = "docs" }
     assert_eq!(reason(json!("src/x")), None);
     assert_eq!(reason(json!(7)), None);
 }
+
+#[test]
+fn a_tool_annotated_read_only_gets_no_writes() {
+    let p = policy(
+        r#"
+name = "p"
+mode = "ask"
+[grants.default]
+workspace = "read-write"
+extra_dirs = [{ path = "/var/cache/x", access = "read-write" }]
+"#,
+    );
+    let input = serde_json::json!({});
+    let facts = |tool, annotations| CallFacts {
+        tool,
+        plugin: "fs",
+        annotations,
+        input: &input,
+    };
+    // Ask mode lets the read-only tool run unasked, so it must not write.
+    let read = facts("read_file", READ_ONLY);
+    assert_eq!(p.decide(&read).verdict, Verdict::Allow);
+    let granted = p.grant_for_call(&read);
+    assert_eq!(granted.workspace, Some(FsAccess::ReadOnly));
+    assert_eq!(granted.extra_dirs[0].access, FsAccess::ReadOnly);
+    let write = facts("write_file", WRITES);
+    assert_eq!(p.decide(&write).verdict, Verdict::Ask);
+    let granted = p.grant_for_call(&write);
+    assert_eq!(granted.workspace, Some(FsAccess::ReadWrite));
+    assert_eq!(granted.extra_dirs[0].access, FsAccess::ReadWrite);
+}

@@ -1,0 +1,303 @@
+//! The approval prompt on the user's terminal.
+//!
+//! It talks to the controlling terminal (`/dev/tty`), not to stdin and
+//! stdout, so it works while the output is piped or the input comes from a
+//! file. Everything shown that a model or tool supplied goes through
+//! [`printable`](super::printable): no terminal escapes reach the screen.
+
+use std::fs::{File, OpenOptions};
+use std::io::{self, BufRead, BufReader, Write};
+use std::sync::{Mutex, PoisonError};
+
+use super::{
+    ApprovalPattern, ApprovalRequest, ApprovalResponse, Approver, SessionGrantKind, printable,
+};
+
+/// Argument lines shown before the rest is elided.
+const MAX_INPUT_LINES: usize = 60;
+
+/// Asks the user on a terminal, one line per answer: `y` allow once, `s`
+/// allow this exact call for the session, `p` allow a pattern for the
+/// session, `n` deny (with an optional message to the model).
+pub struct TerminalApprover {
+    io: Mutex<TtyIo>,
+}
+
+struct TtyIo {
+    input: Box<dyn BufRead + Send>,
+    output: Box<dyn Write + Send>,
+}
+
+impl TerminalApprover {
+    /// Open the controlling terminal. Fails when the process has none.
+    pub fn open() -> io::Result<TerminalApprover> {
+        let tty: File = OpenOptions::new().read(true).write(true).open("/dev/tty")?;
+        let output = tty.try_clone()?;
+        Ok(TerminalApprover::with_io(BufReader::new(tty), output))
+    }
+
+    /// Prompt on `output` and read answers from `input` (for tests and
+    /// other front ends).
+    pub fn with_io(
+        input: impl BufRead + Send + 'static,
+        output: impl Write + Send + 'static,
+    ) -> TerminalApprover {
+        TerminalApprover {
+            io: Mutex::new(TtyIo {
+                input: Box::new(input),
+                output: Box::new(output),
+            }),
+        }
+    }
+}
+
+impl Approver for TerminalApprover {
+    fn approve(&self, req: &ApprovalRequest) -> ApprovalResponse {
+        let mut io = self.io.lock().unwrap_or_else(PoisonError::into_inner);
+        match io.ask(req) {
+            Ok(response) => response,
+            Err(e) => ApprovalResponse::Unanswered {
+                reason: format!(
+                    "needs approval under {}, but no answer came from the terminal ({e})",
+                    req.asked_under()
+                ),
+            },
+        }
+    }
+}
+
+/// The request as the prompt shows it, before the question.
+pub(super) fn render(req: &ApprovalRequest) -> String {
+    let mut s = format!(
+        "\nApproval needed: {} (plugin {})\n",
+        printable(&req.tool),
+        printable(&req.plugin)
+    );
+    s.push_str(&format!(
+        "  asked under: {}\n",
+        printable(&req.asked_under())
+    ));
+    if let Some(reason) = &req.decision.reason {
+        s.push_str(&format!("  reason:      {}\n", printable(reason)));
+    }
+    s.push_str(&format!("  grant:       {}\n", req.grant_summary()));
+    if let Some(rationale) = &req.rationale {
+        s.push_str(&format!(
+            "  the model says (unverified): {}\n",
+            printable(rationale)
+        ));
+    }
+    s.push_str("  arguments:\n");
+    let pretty = printable(&req.pretty_input());
+    let lines: Vec<&str> = pretty.lines().collect();
+    for line in lines.iter().take(MAX_INPUT_LINES) {
+        s.push_str(&format!("    {line}\n"));
+    }
+    if lines.len() > MAX_INPUT_LINES {
+        s.push_str(&format!(
+            "    … {} more lines not shown\n",
+            lines.len() - MAX_INPUT_LINES
+        ));
+    }
+    s
+}
+
+impl TtyIo {
+    fn ask(&mut self, req: &ApprovalRequest) -> io::Result<ApprovalResponse> {
+        self.say(&render(req))?;
+        loop {
+            let answer = self.question(
+                "[y] allow once  [s] allow this exact call for the session  \
+                 [p] allow a pattern for the session  [n] deny\nAllow? [y/s/p/n]: ",
+            )?;
+            match answer.to_ascii_lowercase().as_str() {
+                "y" | "yes" => return Ok(ApprovalResponse::AllowOnce),
+                "s" => {
+                    self.say(&format!(
+                        "Allowed for this session: {} with exactly these arguments.\n",
+                        printable(&req.tool)
+                    ))?;
+                    return Ok(ApprovalResponse::AllowSession(
+                        SessionGrantKind::Fingerprint,
+                    ));
+                }
+                "p" => {
+                    if let Some(pattern) = self.pattern(req)? {
+                        return Ok(ApprovalResponse::AllowSession(SessionGrantKind::Pattern(
+                            pattern,
+                        )));
+                    }
+                }
+                "n" | "no" => {
+                    let message =
+                        self.question("Message for the model (optional, Enter for none): ")?;
+                    return Ok(ApprovalResponse::Deny {
+                        message: (!message.is_empty()).then_some(message),
+                    });
+                }
+                _ => self.say("Please answer y, s, p or n.\n")?,
+            }
+        }
+    }
+
+    /// Read a pattern and have the user confirm it; `None` to choose again.
+    fn pattern(&mut self, req: &ApprovalRequest) -> io::Result<Option<ApprovalPattern>> {
+        let suggested = printable(&ApprovalPattern::suggest(&req.tool, &req.input));
+        loop {
+            let typed = self.question(&format!(
+                "Pattern, as TOOL [ARG=GLOB ...] (Enter for `{suggested}`): "
+            ))?;
+            let text = if typed.is_empty() { &suggested } else { &typed };
+            let pattern = match ApprovalPattern::parse(text) {
+                Ok(p) => p,
+                Err(e) => {
+                    self.say(&format!("Not a pattern: {}\n", printable(&e)))?;
+                    continue;
+                }
+            };
+            if !pattern.matches(&req.tool, &req.input) {
+                self.say("Note: the pattern does not cover this call.\n")?;
+            }
+            let confirm = self.question(&format!(
+                "Allow, for the rest of this session, {}? [y/N]: ",
+                printable(&pattern.describe())
+            ))?;
+            return Ok(
+                matches!(confirm.to_ascii_lowercase().as_str(), "y" | "yes").then_some(pattern)
+            );
+        }
+    }
+
+    fn say(&mut self, text: &str) -> io::Result<()> {
+        self.output.write_all(text.as_bytes())?;
+        self.output.flush()
+    }
+
+    /// Ask and read one line, trimmed. End of input is an error.
+    fn question(&mut self, prompt: &str) -> io::Result<String> {
+        self.say(prompt)?;
+        let mut line = String::new();
+        if self.input.read_line(&mut line)? == 0 {
+            return Err(io::Error::new(
+                io::ErrorKind::UnexpectedEof,
+                "the terminal closed",
+            ));
+        }
+        Ok(line.trim().to_string())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use serde_json::json;
+
+    use super::*;
+    use crate::capability::Grant;
+    use crate::policy::{DecidedBy, Decision, Verdict};
+    use crate::runtime::Limits;
+
+    /// A writer the test can read back.
+    #[derive(Clone, Default)]
+    struct Screen(Arc<Mutex<Vec<u8>>>);
+
+    impl Write for Screen {
+        fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+            self.0.lock().unwrap().extend_from_slice(buf);
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> io::Result<()> {
+            Ok(())
+        }
+    }
+
+    fn request(rationale: Option<&str>) -> ApprovalRequest {
+        ApprovalRequest {
+            call_id: "call_1".into(),
+            tool: "write_file".into(),
+            plugin: "fs".into(),
+            input: json!({"path": "ci/deploy.yml", "content": "on: push\n\u{1b}[2J"}),
+            policy: "mine".into(),
+            decision: Decision {
+                verdict: Verdict::Ask,
+                by: DecidedBy::Rule {
+                    index: 1,
+                    name: "ask-ci".into(),
+                },
+                reason: Some("CI runs with secrets".into()),
+            },
+            grant: Grant::none(),
+            limits: Limits::default(),
+            rationale: rationale.map(str::to_string),
+        }
+    }
+
+    fn answer(keys: &str, req: &ApprovalRequest) -> (ApprovalResponse, String) {
+        let screen = Screen::default();
+        let approver = TerminalApprover::with_io(io::Cursor::new(keys.to_string()), screen.clone());
+        let response = approver.approve(req);
+        let text = String::from_utf8(screen.0.lock().unwrap().clone()).unwrap();
+        (response, text)
+    }
+
+    #[test]
+    fn each_choice_gives_its_response() {
+        let req = request(None);
+        assert_eq!(answer("y\n", &req).0, ApprovalResponse::AllowOnce);
+        assert_eq!(
+            answer("what\ns\n", &req).0,
+            ApprovalResponse::AllowSession(SessionGrantKind::Fingerprint)
+        );
+        assert_eq!(
+            answer("n\nnot now\n", &req).0,
+            ApprovalResponse::Deny {
+                message: Some("not now".into())
+            }
+        );
+        assert_eq!(
+            answer("n\n\n", &req).0,
+            ApprovalResponse::Deny { message: None }
+        );
+        let (response, text) = answer("p\n\ny\n", &req);
+        let ApprovalResponse::AllowSession(SessionGrantKind::Pattern(p)) = response else {
+            panic!("{response:?}");
+        };
+        assert_eq!(p.to_string(), "write_file path=ci/**");
+        assert!(
+            text.contains("every write_file call whose path matches ci/**? [y/N]"),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn a_pattern_is_confirmed_or_chosen_again() {
+        let req = request(None);
+        let (response, text) = answer("p\n[bad\n*_file\nn\ny\n", &req);
+        assert_eq!(response, ApprovalResponse::AllowOnce);
+        assert!(text.contains("Not a pattern: bad glob `[bad`"), "{text}");
+        assert!(
+            text.contains("every call of a tool matching *_file? [y/N]"),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn a_closed_terminal_is_no_answer() {
+        let (response, _) = answer("", &request(None));
+        let ApprovalResponse::Unanswered { reason } = response else {
+            panic!("{response:?}");
+        };
+        assert!(
+            reason.contains("needs approval under rule ask-ci of policy mine"),
+            "{reason}"
+        );
+        assert!(reason.contains("the terminal closed"), "{reason}");
+    }
+
+    #[test]
+    fn the_prompt_shows_tool_rule_grant_and_arguments() {
+        let (_, text) = answer("y\n", &request(Some("the deploy\u{202e} needs it")));
+        insta::assert_snapshot!("approval_prompt", text);
+    }
+}
