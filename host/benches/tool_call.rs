@@ -54,6 +54,7 @@ fn bench(c: &mut Criterion) {
         filesystem: Some(FsGrant {
             host_dir: ws_path.clone(),
             access: FsAccess::ReadOnly,
+            protected: None,
         }),
     };
     let read_input = r#"{"path":"small.txt"}"#;

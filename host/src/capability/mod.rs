@@ -9,8 +9,12 @@
 mod clock;
 mod grant;
 mod link;
+pub(crate) mod path_guard;
 mod wasi;
 
 pub use grant::{FsAccess, FsGrant, Grant, GrantCut, WriteMode};
 pub use link::{LinkProfile, linker_for};
+pub use path_guard::{
+    DEFAULT_PROTECTED, GlobError, PathGuard, PathUse, ProtectedReads, normalize_path,
+};
 pub use wasi::{GUEST_WORKSPACE, build_wasi};
