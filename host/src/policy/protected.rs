@@ -2,8 +2,11 @@
 //!
 //! Invariant: a call that is not read-only, and names a protected path in
 //! any string of its input, is denied before any rule is consulted. This is
-//! the argument-level check; the WASI layer enforces the same set on every
-//! open, whatever the plugin does.
+//! the argument-level check. The same compiled set ([`Protected::guard`])
+//! travels with the call's grant into the sandbox, where the filesystem
+//! layer ([`crate::capability::GuardedFs`]) refuses every change to a
+//! protected path (and, when not readable, every read), whatever the plugin
+//! does.
 
 use crate::capability::{PathGuard, ProtectedReads};
 
