@@ -30,7 +30,9 @@
 //! moves the files in it: a glob naming files anywhere (`**/*.pem`) still
 //! protects them at their new place; a glob with a literal directory
 //! (`config/secrets/**`) forbids moving that directory or its parents, and
-//! moving anything onto them. Metadata (`stat`) stays readable. Where the
+//! moving anything onto them; a glob naming a directory after a wildcard
+//! (`**/config/*.key`) is not checked against directory moves, so moving a
+//! directory to `x/config` can bring files under it. Metadata (`stat`) stays readable. Where the
 //! kernel cannot say where a descriptor is (no `/proc`, or not Linux), the
 //! checks that need it fail closed.
 
