@@ -7,6 +7,11 @@
 //!   per call (what the pooled `InstancePre` avoids).
 //! - `cold_process_read_file`: `warden tool call read_file` from process
 //!   start to result, compile cache warm.
+//! - `protected_paths/*`: one call opening a small file 1,000 times (hostile
+//!   `open_many`), with no protected paths, with the defaults, and with
+//!   protected paths unreadable; for reading and for writing. The per-open
+//!   cost of the filesystem boundary is the difference divided by 1,000.
+//!   Through a symlink, the careful path: the kernel says where it led.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -14,9 +19,12 @@ use std::hint::black_box;
 use std::process::Command;
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use warden::capability::{FsAccess, FsGrant, Grant, LinkProfile, linker_for};
+use warden::capability::{
+    FsAccess, FsGrant, Grant, LinkProfile, PathGuard, ProtectedReads, linker_for,
+};
 use warden::home::Home;
 use warden::plugin::Catalog;
+use warden::protocol::ToolOutcome;
 use warden::runtime::{CallRequest, CancelToken, Limits};
 
 fn bench(c: &mut Criterion) {
@@ -54,6 +62,7 @@ fn bench(c: &mut Criterion) {
         filesystem: Some(FsGrant {
             host_dir: ws_path.clone(),
             access: FsAccess::ReadOnly,
+            protected: None,
         }),
     };
     let read_input = r#"{"path":"small.txt"}"#;
@@ -85,6 +94,8 @@ fn bench(c: &mut Criterion) {
         })
     });
 
+    bench_protected_paths(c, &catalog, &ws_path);
+
     let exe = env!("CARGO_BIN_EXE_warden");
     let mut group = c.benchmark_group("cold_process");
     group.sample_size(30);
@@ -100,6 +111,91 @@ fn bench(c: &mut Criterion) {
             black_box(o.stdout)
         })
     });
+    group.finish();
+}
+
+/// Opens per call in the `protected_paths` group.
+const OPENS: usize = 1000;
+
+fn bench_protected_paths(c: &mut Criterion, catalog: &Catalog, ws: &std::path::Path) {
+    let hostile = catalog
+        .runtime()
+        .load(&std::fs::read(warden::test_plugins::HOSTILE).unwrap(), None)
+        .unwrap();
+    std::os::unix::fs::symlink("small.txt", ws.join("alias")).unwrap();
+    let limits = Limits::default();
+    let grant = |protected: Option<PathGuard>| Grant {
+        filesystem: Some(FsGrant {
+            host_dir: ws.to_path_buf(),
+            access: FsAccess::ReadWrite,
+            protected,
+        }),
+    };
+    let unreadable = PathGuard::new(
+        PathGuard::defaults().globs().to_vec(),
+        ProtectedReads::Refused,
+    )
+    .unwrap();
+    let cases = [
+        ("read/unprotected", "small.txt", false, grant(None)),
+        (
+            "read/protected",
+            "small.txt",
+            false,
+            grant(Some(PathGuard::defaults())),
+        ),
+        (
+            "read/protected_unreadable",
+            "small.txt",
+            false,
+            grant(Some(unreadable)),
+        ),
+        ("write/unprotected", "small.txt", true, grant(None)),
+        (
+            "write/protected",
+            "small.txt",
+            true,
+            grant(Some(PathGuard::defaults())),
+        ),
+        ("write_via_symlink/unprotected", "alias", true, grant(None)),
+        (
+            "write_via_symlink/protected",
+            "alias",
+            true,
+            grant(Some(PathGuard::defaults())),
+        ),
+    ];
+    let mut group = c.benchmark_group("protected_paths");
+    group
+        .sample_size(20)
+        .measurement_time(std::time::Duration::from_secs(10));
+    for (name, file, write, grant) in &cases {
+        let input = serde_json::json!({
+            "path": format!("/workspace/{file}"),
+            "count": OPENS,
+            "write": write,
+        })
+        .to_string();
+        group.bench_function(*name, |b| {
+            b.iter(|| {
+                let r = hostile.call(CallRequest {
+                    call_id: "b".into(),
+                    tool: "open_many",
+                    input: &input,
+                    grant,
+                    limits: &limits,
+                    cancel: CancelToken::new(),
+                    progress: None,
+                });
+                assert!(
+                    matches!(r.outcome, ToolOutcome::Success(_)),
+                    "{:?}",
+                    r.outcome
+                );
+                black_box(r.outcome)
+            })
+        });
+    }
     group.finish();
 }
 

@@ -15,6 +15,7 @@ mod guest_units;
 mod limits;
 mod plugins;
 mod policy_cli;
+mod protected_paths;
 mod search_tools;
 mod smoke;
 mod support;

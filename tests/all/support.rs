@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
 
 use serde_json::Value;
-use warden::capability::{FsAccess, FsGrant, Grant, WriteMode};
+use warden::capability::{FsAccess, FsGrant, Grant, PathGuard, WriteMode};
 use warden::home::Home;
 use warden::pipeline::{self, CallResult, Invocation, Stage};
 use warden::plugin::Catalog;
@@ -186,12 +186,18 @@ pub fn call_plugin(
     })
 }
 
-/// A grant of the workspace with `access`.
+/// A grant of the workspace with `access` and the default protected paths.
 pub fn ws_grant(ws: &Path, access: FsAccess) -> Grant {
+    guarded_grant(ws, access, Some(PathGuard::defaults()))
+}
+
+/// A grant of the workspace with `access` and `protected` paths.
+pub fn guarded_grant(ws: &Path, access: FsAccess, protected: Option<PathGuard>) -> Grant {
     Grant {
         filesystem: Some(FsGrant {
             host_dir: ws.to_path_buf(),
             access,
+            protected,
         }),
     }
 }

@@ -2,6 +2,7 @@
 
 use std::path::{Path, PathBuf};
 
+use super::PathGuard;
 use crate::plugin::{DeclaredCapabilities, FsNeed};
 
 /// Access to a directory.
@@ -20,6 +21,16 @@ pub struct FsGrant {
     /// The host directory, canonicalised.
     pub host_dir: PathBuf,
     pub access: FsAccess,
+    /// Paths inside `host_dir` the call may never change (nor read, if the
+    /// guard says so), refused by the filesystem layer whatever the plugin
+    /// does. `None` protects nothing; a grant read without the field gets
+    /// the defaults.
+    #[serde(default = "default_protection")]
+    pub protected: Option<PathGuard>,
+}
+
+fn default_protection() -> Option<PathGuard> {
+    Some(PathGuard::defaults())
 }
 
 /// Whether the user allowed writes for this call (until policies decide).
@@ -55,8 +66,8 @@ impl Grant {
     }
 
     /// The plugin's declared needs, limited to `workspace`, read-only unless
-    /// `write` allows more. Returns the grant and what was cut from the
-    /// declaration.
+    /// `write` allows more, with the default protected paths. Returns the
+    /// grant and what was cut from the declaration.
     pub fn from_declared(
         declared: &DeclaredCapabilities,
         workspace: &Path,
@@ -84,12 +95,14 @@ impl Grant {
         let filesystem = access.map(|access| FsGrant {
             host_dir: workspace.to_path_buf(),
             access,
+            protected: Some(PathGuard::defaults()),
         });
         (Grant { filesystem }, cuts)
     }
 
     /// The plugin's declared needs intersected with what a policy grants:
-    /// never more than either. Returns the grant and what was cut.
+    /// never more than either, with the policy's protected paths. Returns
+    /// the grant and what was cut.
     pub fn from_policy(
         declared: &DeclaredCapabilities,
         workspace: &Path,
@@ -124,6 +137,7 @@ impl Grant {
         let filesystem = access.map(|access| FsGrant {
             host_dir: workspace.to_path_buf(),
             access,
+            protected: Some(granted.protected.clone()),
         });
         (Grant { filesystem }, cuts)
     }

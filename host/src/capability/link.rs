@@ -6,12 +6,12 @@ use wasmtime::component::{Component, HasData, HasSelf, Linker, ResourceTable, Re
 use wasmtime_wasi::WasiView;
 use wasmtime_wasi::cli::{WasiCli, WasiCliView};
 use wasmtime_wasi::clocks::{WasiClocks, WasiClocksView};
-use wasmtime_wasi::filesystem::{WasiFilesystem, WasiFilesystemView};
 use wasmtime_wasi::p2::bindings::{cli, clocks, filesystem, random, sync};
 use wasmtime_wasi::p2::{DynInputStream, DynOutputStream, DynPollable};
 use wasmtime_wasi::random::{WasiRandom, WasiRandomView};
 
 use super::clock::{DeadlineClock, HasDeadlineClock};
+use super::guarded_fs::HasGuardedFs;
 use crate::plugin::{ImportClass, classify_import};
 use crate::runtime::CallState;
 use crate::runtime::bindings::ToolPlugin;
@@ -70,13 +70,13 @@ pub fn linker_for(
     sync::io::streams::add_to_linker::<CallState, HasIo>(&mut l, |t| t.ctx().table)?;
 
     if profile.filesystem {
-        sync::filesystem::types::add_to_linker::<CallState, WasiFilesystem>(
+        sync::filesystem::types::add_to_linker::<CallState, HasGuardedFs>(
             &mut l,
-            CallState::filesystem,
+            CallState::guarded_fs,
         )?;
-        filesystem::preopens::add_to_linker::<CallState, WasiFilesystem>(
+        filesystem::preopens::add_to_linker::<CallState, HasGuardedFs>(
             &mut l,
-            CallState::filesystem,
+            CallState::guarded_fs,
         )?;
     }
 

@@ -5,12 +5,24 @@
 //! guest path resolves outside its preopen (cap-std enforces this for `..`
 //! and symlinks alike), and an interface the grant does not allow is not
 //! linked: calling it traps and the call reports which interface it was.
+//! The filesystem is linked behind [`GuardedFs`], which refuses every change
+//! to the grant's protected paths (and reads, if they are not readable),
+//! wherever the guest's path leads.
 
+mod beneath;
 mod clock;
+mod fs_boundary;
 mod grant;
+mod guarded_fs;
 mod link;
+pub(crate) mod path_guard;
 mod wasi;
 
+pub use fs_boundary::{BoundaryDenial, FsBoundary, FsOp, MAX_BOUNDARY_DENIALS};
 pub use grant::{FsAccess, FsGrant, Grant, GrantCut, WriteMode};
+pub use guarded_fs::{GuardedFs, HasGuardedFs};
 pub use link::{LinkProfile, linker_for};
+pub use path_guard::{
+    DEFAULT_PROTECTED, GlobError, PathGuard, PathUse, ProtectedReads, normalize_path,
+};
 pub use wasi::{GUEST_WORKSPACE, build_wasi};

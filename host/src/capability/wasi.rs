@@ -8,6 +8,10 @@ use crate::runtime::{CappedPipe, Limits};
 /// Where the workspace appears inside the guest.
 pub const GUEST_WORKSPACE: &str = "/workspace";
 
+/// Filesystem calls run on the calling thread (descriptors made outside
+/// wasmtime must say the same).
+pub(super) const BLOCK_CURRENT_THREAD: bool = true;
+
 /// Build the WASI context for one call from its grant and nothing else:
 /// empty environment and arguments, no stdin, stdout and stderr captured
 /// into capped pipes, the workspace preopened only if granted.
@@ -20,7 +24,7 @@ pub fn build_wasi(
     let mut b = WasiCtx::builder();
     // Must precede `preopened_dir`: it makes small file reads 10-50x faster
     // by not bouncing each one through a blocking thread pool.
-    b.allow_blocking_current_thread(true);
+    b.allow_blocking_current_thread(BLOCK_CURRENT_THREAD);
     b.stdout(stdout.clone())
         .stderr(stderr.clone())
         .max_random_size(limits.random_bytes);

@@ -12,7 +12,7 @@ use std::time::Duration;
 
 use serde::{Deserialize, Deserializer, Serialize, de::Error as _};
 
-use crate::capability::FsAccess;
+use crate::capability::{FsAccess, PathGuard};
 use crate::runtime::{Limits, MAX_MEMORY_BYTES};
 
 /// Access to the workspace, as a policy file spells it.
@@ -126,6 +126,10 @@ pub struct GrantSpec {
     pub network: Vec<String>,
     /// Limit overrides. Default none: the runtime defaults.
     pub limits: LimitOverrides,
+    /// Paths the call may not change (or read, if so set), enforced by the
+    /// filesystem layer. [`Grants::resolve`] gives the defaults;
+    /// [`crate::policy::Policy::grant_for`] the policy's own.
+    pub protected: PathGuard,
 }
 
 impl GrantSpec {
@@ -174,6 +178,7 @@ impl Grants {
                     .output_bytes
                     .map(|o| usize::try_from(o).unwrap_or(usize::MAX)),
             },
+            protected: PathGuard::defaults(),
         }
     }
 }

@@ -126,8 +126,12 @@ impl Policy {
 
     /// The most this policy grants `tool` of `plugin`: `[grants.tool]`
     /// over `[grants.plugin]` over `[grants.default]`, field by field.
+    /// The policy's protected paths come with it.
     pub fn grant_for(&self, plugin: &str, tool: &str) -> GrantSpec {
-        self.grants.resolve(plugin, tool)
+        GrantSpec {
+            protected: self.protected.guard().clone(),
+            ..self.grants.resolve(plugin, tool)
+        }
     }
 
     /// The most this policy grants `call`: [`Policy::grant_for`], with no

@@ -2,22 +2,16 @@
 //!
 //! Invariant: a call that is not read-only, and names a protected path in
 //! any string of its input, is denied before any rule is consulted. This is
-//! the argument-level check; the WASI layer enforces the same set on every
-//! open, whatever the plugin does.
+//! the argument-level check. The same compiled set ([`Protected::guard`])
+//! travels with the call's grant into the sandbox, where the filesystem
+//! layer ([`crate::capability::GuardedFs`]) refuses every change to a
+//! protected path (and, when not readable, every read), whatever the plugin
+//! does.
 
-use std::borrow::Cow;
+use crate::capability::{PathGuard, ProtectedReads};
 
-use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
-
-/// The paths every policy protects unless it sets `replace_defaults = true`.
-pub const DEFAULT_PROTECTED: &[&str] = &[
-    ".git/**",
-    ".warden/**",
-    ".env*",
-    "**/.env*",
-    "**/*.pem",
-    "**/id_*",
-];
+pub(super) use crate::capability::path_guard::{normalized, trim_dot_slash};
+pub use crate::capability::{DEFAULT_PROTECTED, normalize_path};
 
 /// Longest string treated as a path: longer strings cannot name a file.
 const MAX_PATH_LEN: usize = 4096;
@@ -32,19 +26,18 @@ pub struct Protected {
     pub paths: Vec<String>,
     /// Whether read-only tools may read protected paths. Default true.
     pub readable: bool,
-    /// `paths` compiled; `None` if they failed to compile, and then every
-    /// path counts as protected.
-    set: Option<GlobSet>,
+    /// `paths` compiled: what the argument check matches and what the
+    /// filesystem layer of every call under the policy enforces.
+    guard: PathGuard,
 }
 
 impl Default for Protected {
     fn default() -> Self {
-        let paths: Vec<String> = DEFAULT_PROTECTED.iter().map(|p| p.to_string()).collect();
-        let set = compile(&paths).ok();
+        let guard = PathGuard::defaults();
         Protected {
-            paths,
+            paths: guard.globs().to_vec(),
             readable: true,
-            set,
+            guard,
         }
     }
 }
@@ -53,12 +46,22 @@ impl Protected {
     /// Protect `paths`, failing on the first glob that does not compile
     /// (returned as the pattern and globset's message).
     pub(super) fn new(paths: Vec<String>, readable: bool) -> Result<Protected, (String, String)> {
-        let set = compile(&paths)?;
+        let reads = if readable {
+            ProtectedReads::Allowed
+        } else {
+            ProtectedReads::Refused
+        };
+        let guard = PathGuard::new(paths.clone(), reads).map_err(|e| (e.pattern, e.message))?;
         Ok(Protected {
             paths,
             readable,
-            set: Some(set),
+            guard,
         })
+    }
+
+    /// The compiled set, as the filesystem layer enforces it.
+    pub fn guard(&self) -> &PathGuard {
+        &self.guard
     }
 
     /// Whether `rel_path` (workspace-relative, `/`-separated) is protected.
@@ -69,7 +72,7 @@ impl Protected {
     }
 
     fn matches(&self, normalized: &str) -> bool {
-        self.set.as_ref().is_none_or(|set| set.is_match(normalized))
+        self.guard.is_protected(normalized)
     }
 
     /// Whether `arg`, a string from a tool's input, could name a protected
@@ -108,73 +111,4 @@ impl Protected {
             }
         }
     }
-}
-
-fn compile(paths: &[String]) -> Result<GlobSet, (String, String)> {
-    let mut builder = GlobSetBuilder::new();
-    for p in paths {
-        let pattern = trim_dot_slash(p);
-        let mut add = |pat: &str| -> Result<(), (String, String)> {
-            let glob = GlobBuilder::new(pat)
-                .literal_separator(true)
-                .case_insensitive(true)
-                .build()
-                .map_err(|e| (p.clone(), e.kind().to_string()))?;
-            builder.add(glob);
-            Ok(())
-        };
-        add(pattern)?;
-        if let Some(dir) = pattern.strip_suffix("/**").filter(|d| !d.is_empty()) {
-            add(dir)?;
-        }
-    }
-    builder
-        .build()
-        .map_err(|e| (paths.join(", "), e.to_string()))
-}
-
-/// Lexical normalisation of a `/`-separated path: drops `.` components and
-/// empty ones (`a//b`, a trailing `/`), and folds `a/../b` into `b`. An
-/// absolute path stays absolute (`/..` is `/`); a relative path that climbs
-/// above its start keeps its leading `..` components.
-pub fn normalize_path(path: &str) -> String {
-    normalized(path).into_owned()
-}
-
-/// [`normalize_path`], borrowing `path` when it is already normal.
-pub(super) fn normalized(path: &str) -> Cow<'_, str> {
-    let body = path.strip_prefix('/').unwrap_or(path);
-    if body.split('/').all(|c| !matches!(c, "" | "." | "..")) {
-        return Cow::Borrowed(path);
-    }
-    let absolute = path.starts_with('/');
-    let mut parts: Vec<&str> = Vec::new();
-    for part in path.split('/') {
-        match part {
-            "" | "." => {}
-            ".." => {
-                if parts.last().is_some_and(|last| *last != "..") {
-                    parts.pop();
-                } else if !absolute {
-                    parts.push("..");
-                }
-            }
-            other => parts.push(other),
-        }
-    }
-    let joined = parts.join("/");
-    Cow::Owned(match (absolute, joined.is_empty()) {
-        (true, _) => format!("/{joined}"),
-        (false, true) => ".".to_string(),
-        (false, false) => joined,
-    })
-}
-
-/// `pattern` without leading `./` components, which never appear in a
-/// normalised path.
-pub(super) fn trim_dot_slash(mut pattern: &str) -> &str {
-    while let Some(rest) = pattern.strip_prefix("./") {
-        pattern = rest.trim_start_matches('/');
-    }
-    pattern
 }

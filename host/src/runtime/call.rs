@@ -13,7 +13,7 @@ use super::state::{
     CallState, CancelToken, Interrupt, Interrupted, LogLine, ProgressEvent, ProgressSink,
     floor_char_boundary,
 };
-use crate::capability::{GUEST_WORKSPACE, Grant, build_wasi};
+use crate::capability::{BoundaryDenial, FsBoundary, GUEST_WORKSPACE, Grant, build_wasi};
 use crate::protocol::{ErrorKind, ToolError, ToolOutcome, ToolOutput};
 
 /// One call to make.
@@ -41,6 +41,11 @@ pub struct CallReport {
     pub stdout_dropped: u64,
     pub stderr: String,
     pub stderr_dropped: u64,
+    /// Operations the filesystem layer refused on protected paths, at most
+    /// [`crate::capability::MAX_BOUNDARY_DENIALS`].
+    pub boundary_denials: Vec<BoundaryDenial>,
+    /// Refusals past that cap, counted only.
+    pub boundary_denials_dropped: u64,
     #[serde(with = "duration_ms")]
     pub duration: Duration,
 }
@@ -71,6 +76,8 @@ impl LoadedPlugin {
             stdout_dropped: 0,
             stderr: String::new(),
             stderr_dropped: 0,
+            boundary_denials: Vec::new(),
+            boundary_denials_dropped: 0,
             duration: Duration::ZERO,
         };
         if req.cancel.is_cancelled() {
@@ -85,6 +92,7 @@ impl LoadedPlugin {
             Ok(wasi) => {
                 let state = CallState::new(
                     wasi,
+                    FsBoundary::for_grant(req.grant),
                     stderr.clone(),
                     limits.clone(),
                     req.cancel.clone(),
@@ -96,6 +104,8 @@ impl LoadedPlugin {
                 report.logs = state.logs;
                 report.logs_dropped = state.logs_dropped;
                 report.progress = state.progress;
+                (report.boundary_denials, report.boundary_denials_dropped) =
+                    state.fs_boundary.into_denials();
                 outcome
             }
         };

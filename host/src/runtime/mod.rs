@@ -130,7 +130,14 @@ fn list_tools(plugin: &LoadedPlugin) -> Result<Vec<crate::protocol::ToolSpec>, L
     let stderr = CappedPipe::new(limits.stdio_bytes);
     let wasi = crate::capability::build_wasi(&grant, &limits, &stdout, &stderr)
         .map_err(|e| LoadError::World(e.to_string()))?;
-    let state = CallState::new(wasi, stderr, limits.clone(), CancelToken::new(), None);
+    let state = CallState::new(
+        wasi,
+        crate::capability::FsBoundary::for_grant(&grant),
+        stderr,
+        limits.clone(),
+        CancelToken::new(),
+        None,
+    );
     let mut store = call::new_store(&plugin.engine, state, &limits);
     let pre = plugin.instance_pre(grant.link_profile())?;
     let instance = pre

@@ -10,11 +10,13 @@ use std::time::Instant;
 
 use wasmtime::ResourceLimiter;
 use wasmtime::component::ResourceTable;
+use wasmtime_wasi::filesystem::WasiFilesystemCtxView;
 use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
 
 use super::bindings::host;
 use super::limits::Limits;
 use super::pipe::CappedPipe;
+use crate::capability::{FsBoundary, GuardedFs};
 
 /// A flag the caller sets to cancel a running call.
 #[derive(Debug, Clone, Default)]
@@ -80,6 +82,8 @@ pub struct Interrupted(pub Interrupt);
 pub struct CallState {
     wasi: WasiCtx,
     table: ResourceTable,
+    /// Protected paths and what the guest was refused at the filesystem layer.
+    pub(crate) fs_boundary: FsBoundary,
     pub(crate) limits: Limits,
     pub(crate) deadline: Instant,
     pub(crate) cancel: CancelToken,
@@ -100,6 +104,7 @@ pub struct CallState {
 impl CallState {
     pub(crate) fn new(
         wasi: WasiCtx,
+        fs_boundary: FsBoundary,
         stderr: CappedPipe,
         limits: Limits,
         cancel: CancelToken,
@@ -110,6 +115,7 @@ impl CallState {
         CallState {
             wasi,
             table,
+            fs_boundary,
             deadline: Instant::now()
                 .checked_add(limits.deadline)
                 .unwrap_or_else(far_future),
@@ -124,6 +130,17 @@ impl CallState {
             memory_refused: false,
             memory_total: 0,
             cancel_seen: None,
+        }
+    }
+
+    /// The guest's filesystem: wasmtime's, behind the call's boundary.
+    pub(crate) fn guarded_fs(&mut self) -> GuardedFs<'_> {
+        GuardedFs {
+            inner: WasiFilesystemCtxView {
+                ctx: self.wasi.filesystem(),
+                table: &mut self.table,
+            },
+            boundary: &mut self.fs_boundary,
         }
     }
 

@@ -265,6 +265,29 @@ impl Tool for SetLen {
     }
 }
 
+/// Sets a file's modification time through a descriptor opened read-only.
+pub struct SetMtime;
+
+impl Tool for SetMtime {
+    type Input = PathInput;
+    const NAME: &'static str = "set_mtime";
+    const DESCRIPTION: &'static str =
+        "Open the raw guest path read-only and set its modification time to 1970-01-01T00:00:01Z.";
+    const ANNOTATIONS: Annotations = Annotations::DESTRUCTIVE;
+
+    fn input_schema(&self) -> Value {
+        path_schema()
+    }
+
+    fn call(&self, input: PathInput, _cx: &Context) -> Result<Output, ToolError> {
+        let file = fs::File::open(&input.path).map_err(|e| io_error("open", &input.path, &e))?;
+        let when = std::time::UNIX_EPOCH + std::time::Duration::from_secs(1);
+        file.set_modified(when)
+            .map_err(|e| io_error("set_modified", &input.path, &e))?;
+        Ok(Output::text("mtime set"))
+    }
+}
+
 /// Creates one directory.
 pub struct Mkdir;
 

@@ -30,33 +30,44 @@ impl Tool for BigLog {
     }
 }
 
-/// Opens `path` `count` times and keeps every handle open.
+/// Opens `path` `count` times (for writing if asked) and keeps every handle open.
 pub struct OpenMany;
 
 #[derive(serde::Deserialize)]
 pub struct OpenManyInput {
     path: String,
     count: usize,
+    #[serde(default)]
+    write: bool,
 }
 
 impl Tool for OpenMany {
     type Input = OpenManyInput;
     const NAME: &'static str = "open_many";
-    const DESCRIPTION: &'static str = "Open a file `count` times, keeping every handle.";
+    const DESCRIPTION: &'static str =
+        "Open an existing file `count` times, for writing (no truncation) when `write` is true, keeping every handle.";
 
     fn input_schema(&self) -> Value {
         json!({
             "type": "object",
-            "properties": {"path": {"type": "string"}, "count": {"type": "integer", "minimum": 0}},
+            "properties": {
+                "path": {"type": "string"},
+                "count": {"type": "integer", "minimum": 0},
+                "write": {"type": "boolean", "default": false}
+            },
             "required": ["path", "count"]
         })
     }
 
     fn call(&self, input: OpenManyInput, _cx: &Context) -> Result<Output, ToolError> {
         let mut files = Vec::with_capacity(input.count);
+        let mut options = std::fs::OpenOptions::new();
+        options.read(!input.write).write(input.write);
         for _ in 0..input.count {
             files.push(
-                std::fs::File::open(&input.path).map_err(|e| io_error("open", &input.path, &e))?,
+                options
+                    .open(&input.path)
+                    .map_err(|e| io_error("open", &input.path, &e))?,
             );
         }
         Ok(Output::text(format!("opened {}", files.len())))

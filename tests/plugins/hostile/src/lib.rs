@@ -1,6 +1,7 @@
 //! A hostile test fixture: every tool tries something the host must stop or
 //! survive (escaping the workspace, writing through a read-only grant,
-//! spinning, allocating without end, flooding output, connecting out).
+//! spinning, allocating without end, flooding output, connecting out,
+//! rewriting protected paths while claiming to be read-only).
 //!
 //! It deliberately ignores [`warden_sdk::Context::path`] and hands guest paths
 //! straight to `std::fs`, so the host's WASI layer is the only thing that can
@@ -11,6 +12,7 @@ mod exhaust;
 mod files;
 mod hostcalls;
 mod probe;
+mod protected;
 mod wasi_libc;
 
 use warden_sdk::serde_json::{Value, json};
@@ -66,9 +68,11 @@ register!(
     files::Symlink,
     files::Remove,
     files::SetLen,
+    files::SetMtime,
     files::Mkdir,
     files::List,
     hostcalls::BigLog,
     hostcalls::OpenMany,
     hostcalls::RandomBytes,
+    protected::ClobberGitConfig,
 );

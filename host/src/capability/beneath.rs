@@ -1,0 +1,118 @@
+//! Opening a path beneath a directory when no symlink lies on the way, and
+//! reading back where an open file really is.
+//!
+//! On Linux one `openat2(RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS)` does the
+//! open wasmtime would do, with the same flags. When it succeeds, the path
+//! the guest gave, joined to the directory's path and normalised, is exactly
+//! what was opened, so checking that path costs no extra system call. When a
+//! symlink is in the way it fails, and the caller takes the careful path.
+
+use std::path::PathBuf;
+
+use wasmtime_wasi::filesystem::OpenMode;
+use wasmtime_wasi::p2::bindings::sync::filesystem::types::{DescriptorFlags, OpenFlags, PathFlags};
+
+/// An open as wasmtime's `open-at` would make it.
+pub(super) struct Plan {
+    /// Flags for the system call.
+    #[cfg_attr(not(target_os = "linux"), allow(dead_code))]
+    flags: rustix::fs::OFlags,
+    /// The mode wasmtime records on the descriptor.
+    pub mode: OpenMode,
+}
+
+/// The open wasmtime would make for these flags, or `None` for flags it
+/// refuses or does not support (it then says so itself, before any effect).
+pub(super) fn plan(pflags: PathFlags, oflags: OpenFlags, dflags: DescriptorFlags) -> Option<Plan> {
+    use rustix::fs::OFlags;
+    let unsupported = DescriptorFlags::FILE_INTEGRITY_SYNC
+        | DescriptorFlags::DATA_INTEGRITY_SYNC
+        | DescriptorFlags::REQUESTED_WRITE_SYNC;
+    let not_for_directories = OpenFlags::CREATE | OpenFlags::EXCLUSIVE | OpenFlags::TRUNCATE;
+    if dflags.intersects(unsupported)
+        || (oflags.contains(OpenFlags::DIRECTORY) && oflags.intersects(not_for_directories))
+    {
+        return None;
+    }
+    let create = oflags.contains(OpenFlags::CREATE);
+    let create_new = create && oflags.contains(OpenFlags::EXCLUSIVE);
+    let truncate = oflags.contains(OpenFlags::TRUNCATE);
+    let write = create || truncate || dflags.contains(DescriptorFlags::WRITE);
+    let read = dflags.contains(DescriptorFlags::READ) || !dflags.contains(DescriptorFlags::WRITE);
+    let mut mode = OpenMode::empty();
+    mode.set(OpenMode::READ, read);
+    mode.set(OpenMode::WRITE, write);
+    let mut flags = OFlags::CLOEXEC
+        | match (read, write) {
+            (true, true) => OFlags::RDWR,
+            (false, true) => OFlags::WRONLY,
+            (_, false) => OFlags::RDONLY,
+        }
+        | match (create, truncate, create_new) {
+            (_, _, true) => OFlags::CREATE | OFlags::EXCL,
+            (true, true, false) => OFlags::CREATE | OFlags::TRUNC,
+            (true, false, false) => OFlags::CREATE,
+            (false, true, false) => OFlags::TRUNC,
+            (false, false, false) => OFlags::empty(),
+        };
+    if !pflags.contains(PathFlags::SYMLINK_FOLLOW) {
+        flags |= OFlags::NOFOLLOW;
+    }
+    // wasmtime opens and then checks for a directory; asking the kernel
+    // gives the same `not-directory` without opening (and blocking on) a FIFO.
+    if oflags.contains(OpenFlags::DIRECTORY) {
+        flags |= OFlags::DIRECTORY;
+    }
+    Some(Plan { flags, mode })
+}
+
+/// What a direct open came to.
+pub(super) enum Beneath {
+    /// Opened, at exactly the lexical path.
+    Opened(std::fs::File),
+    /// Failed the way wasmtime's open would have.
+    Failed(std::io::Error),
+    /// A symlink, an escape, a racing rename or no `openat2`: only the
+    /// careful path can tell.
+    Unavailable,
+}
+
+/// Open `path` beneath `dir` following no symlink at all.
+#[cfg(target_os = "linux")]
+pub(super) fn open(dir: &std::fs::File, path: &str, plan: &Plan) -> Beneath {
+    use rustix::fs::{Mode, ResolveFlags, openat2};
+    use rustix::io::Errno;
+    let resolve = ResolveFlags::BENEATH | ResolveFlags::NO_SYMLINKS | ResolveFlags::NO_MAGICLINKS;
+    // `openat2` refuses a mode unless it creates.
+    let mode = if plan.flags.contains(rustix::fs::OFlags::CREATE) {
+        Mode::from_raw_mode(0o666)
+    } else {
+        Mode::empty()
+    };
+    match openat2(dir, path, plan.flags, mode, resolve) {
+        Ok(fd) => Beneath::Opened(fd.into()),
+        Err(Errno::LOOP | Errno::XDEV | Errno::AGAIN | Errno::NOSYS | Errno::PERM) => {
+            Beneath::Unavailable
+        }
+        Err(e) => Beneath::Failed(e.into()),
+    }
+}
+
+/// Without `openat2` every checked open takes the careful path.
+#[cfg(not(target_os = "linux"))]
+pub(super) fn open(_dir: &std::fs::File, _path: &str, _plan: &Plan) -> Beneath {
+    Beneath::Unavailable
+}
+
+/// The host path of an open file or directory, as the kernel knows it now.
+#[cfg(target_os = "linux")]
+pub(super) fn host_path(file: &std::fs::File) -> Option<PathBuf> {
+    use std::os::fd::AsRawFd;
+    std::fs::read_link(format!("/proc/self/fd/{}", file.as_raw_fd())).ok()
+}
+
+/// Elsewhere the path cannot be read back, and checks that need it fail closed.
+#[cfg(not(target_os = "linux"))]
+pub(super) fn host_path(_file: &std::fs::File) -> Option<PathBuf> {
+    None
+}

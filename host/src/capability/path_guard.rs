@@ -1,0 +1,345 @@
+//! Protected paths as the filesystem layer sees them: workspace-relative
+//! globs compiled once, shared by every call that uses them.
+//!
+//! Invariant: a path is matched in its lexically normalised form (`./a/../.git`
+//! is `.git`), case-insensitively, and a glob ending in `/**` also protects
+//! the directory itself. If the globs cannot be compiled, every path counts
+//! as protected (fail closed).
+
+use std::borrow::Cow;
+use std::fmt;
+use std::sync::{Arc, OnceLock};
+
+use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
+
+/// The paths protected unless a policy replaces them.
+pub const DEFAULT_PROTECTED: &[&str] = &[
+    ".git/**",
+    ".warden/**",
+    ".env*",
+    "**/.env*",
+    "**/*.pem",
+    "**/id_*",
+];
+
+/// Whether protected paths may be read.
+#[derive(
+    Debug, Clone, Copy, Default, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize,
+)]
+#[serde(rename_all = "kebab-case")]
+pub enum ProtectedReads {
+    /// Reading is allowed; only changes are refused.
+    #[default]
+    Allowed,
+    /// Reading is refused too.
+    Refused,
+}
+
+/// What an operation does to a path.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PathUse {
+    /// Reads content: opening for reading, listing, reading a link.
+    Read,
+    /// Changes it: writing, creating, truncating, renaming, linking,
+    /// deleting, setting size or times.
+    Change,
+}
+
+/// A glob that does not compile.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("bad protected path `{pattern}`: {message}")]
+pub struct GlobError {
+    pub pattern: String,
+    pub message: String,
+}
+
+/// A compiled set of protected paths. Cheap to clone.
+#[derive(Clone)]
+pub struct PathGuard(Arc<Compiled>);
+
+struct Compiled {
+    globs: Vec<String>,
+    reads: ProtectedReads,
+    /// `None` when `globs` did not compile: everything is protected.
+    set: Option<GlobSet>,
+    /// The literal leading directories of the globs (`a/b` for `a/b/*.key`),
+    /// lowercased; globs that start with a wildcard have none.
+    roots: Vec<String>,
+}
+
+impl PathGuard {
+    /// Protect `globs` (workspace-relative; `*` stays within a component,
+    /// `**` crosses them), failing on the first one that does not compile.
+    pub fn new(globs: Vec<String>, reads: ProtectedReads) -> Result<PathGuard, GlobError> {
+        let set = compile(&globs)?;
+        Ok(PathGuard::from_parts(globs, reads, Some(set)))
+    }
+
+    /// [`DEFAULT_PROTECTED`], readable.
+    pub fn defaults() -> PathGuard {
+        static DEFAULTS: OnceLock<PathGuard> = OnceLock::new();
+        DEFAULTS
+            .get_or_init(|| {
+                let globs: Vec<String> = DEFAULT_PROTECTED.iter().map(|g| g.to_string()).collect();
+                let set = compile(&globs).ok();
+                PathGuard::from_parts(globs, ProtectedReads::Allowed, set)
+            })
+            .clone()
+    }
+
+    fn from_parts(globs: Vec<String>, reads: ProtectedReads, set: Option<GlobSet>) -> PathGuard {
+        let roots = globs.iter().filter_map(|g| literal_root(g)).collect();
+        PathGuard(Arc::new(Compiled {
+            globs,
+            reads,
+            set,
+            roots,
+        }))
+    }
+
+    /// The globs, as given.
+    pub fn globs(&self) -> &[String] {
+        &self.0.globs
+    }
+
+    /// Whether protected paths may be read.
+    pub fn reads(&self) -> ProtectedReads {
+        self.0.reads
+    }
+
+    /// Whether protected paths may not even be read.
+    pub fn refuses_reads(&self) -> bool {
+        self.0.reads == ProtectedReads::Refused
+    }
+
+    /// Whether `rel_path` (workspace-relative, `/`-separated) is protected.
+    pub fn is_protected(&self, rel_path: &str) -> bool {
+        let path = normalized(rel_path);
+        self.0.set.as_ref().is_none_or(|set| set.is_match(&*path))
+    }
+
+    /// Whether `how` is refused on `rel_path`.
+    pub fn refuses(&self, rel_path: &str, how: PathUse) -> bool {
+        let applies = match how {
+            PathUse::Change => true,
+            PathUse::Read => self.refuses_reads(),
+        };
+        applies && self.is_protected(rel_path)
+    }
+
+    /// Whether some glob's literal directory lies at or below `rel_dir`:
+    /// moving `rel_dir` would move protected paths, or moving something to
+    /// `rel_dir` would put content under them (`config` for
+    /// `config/secrets/**`). Globs that start with a wildcard match by name
+    /// wherever a path is, so moves never change what they protect.
+    pub fn guards_below(&self, rel_dir: &str) -> bool {
+        if self.0.set.is_none() {
+            return true;
+        }
+        let dir = normalized(rel_dir).to_lowercase();
+        self.0.roots.iter().any(|root| {
+            root.strip_prefix(dir.as_str())
+                .is_some_and(|rest| rest.is_empty() || rest.starts_with('/'))
+        })
+    }
+}
+
+impl fmt::Debug for PathGuard {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("PathGuard")
+            .field("globs", &self.0.globs)
+            .field("reads", &self.0.reads)
+            .finish()
+    }
+}
+
+impl PartialEq for PathGuard {
+    fn eq(&self, other: &Self) -> bool {
+        self.0.globs == other.0.globs && self.0.reads == other.0.reads
+    }
+}
+
+impl Eq for PathGuard {}
+
+/// How a [`PathGuard`] is written out: its globs and whether they are readable.
+#[derive(serde::Serialize, serde::Deserialize)]
+struct PathGuardSpec {
+    paths: Vec<String>,
+    reads: ProtectedReads,
+}
+
+impl serde::Serialize for PathGuard {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        PathGuardSpec {
+            paths: self.0.globs.clone(),
+            reads: self.0.reads,
+        }
+        .serialize(s)
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for PathGuard {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let spec = PathGuardSpec::deserialize(d)?;
+        PathGuard::new(spec.paths, spec.reads).map_err(serde::de::Error::custom)
+    }
+}
+
+fn compile(globs: &[String]) -> Result<GlobSet, GlobError> {
+    let mut builder = GlobSetBuilder::new();
+    for g in globs {
+        let pattern = trim_dot_slash(g);
+        let mut add = |pat: &str| -> Result<(), GlobError> {
+            let glob = GlobBuilder::new(pat)
+                .literal_separator(true)
+                .case_insensitive(true)
+                .build()
+                .map_err(|e| GlobError {
+                    pattern: g.clone(),
+                    message: e.kind().to_string(),
+                })?;
+            builder.add(glob);
+            Ok(())
+        };
+        add(pattern)?;
+        if let Some(dir) = pattern.strip_suffix("/**").filter(|d| !d.is_empty()) {
+            add(dir)?;
+        }
+    }
+    builder.build().map_err(|e| GlobError {
+        pattern: globs.join(", "),
+        message: e.to_string(),
+    })
+}
+
+/// The components of `glob` before its first wildcard, lowercased.
+fn literal_root(glob: &str) -> Option<String> {
+    let literal: Vec<&str> = trim_dot_slash(glob)
+        .split('/')
+        .take_while(|c| !c.contains(['*', '?', '[', '{', '\\']))
+        .filter(|c| !c.is_empty() && *c != ".")
+        .collect();
+    (!literal.is_empty()).then(|| literal.join("/").to_lowercase())
+}
+
+/// Lexical normalisation of a `/`-separated path: drops `.` components and
+/// empty ones (`a//b`, a trailing `/`), and folds `a/../b` into `b`. An
+/// absolute path stays absolute (`/..` is `/`); a relative path that climbs
+/// above its start keeps its leading `..` components; the empty path is `.`.
+pub fn normalize_path(path: &str) -> String {
+    normalized(path).into_owned()
+}
+
+/// [`normalize_path`], borrowing `path` when it is already normal.
+pub(crate) fn normalized(path: &str) -> Cow<'_, str> {
+    let body = path.strip_prefix('/').unwrap_or(path);
+    if body.split('/').all(|c| !matches!(c, "" | "." | "..")) {
+        return Cow::Borrowed(path);
+    }
+    let absolute = path.starts_with('/');
+    let mut parts: Vec<&str> = Vec::new();
+    for part in path.split('/') {
+        match part {
+            "" | "." => {}
+            ".." => {
+                if parts.last().is_some_and(|last| *last != "..") {
+                    parts.pop();
+                } else if !absolute {
+                    parts.push("..");
+                }
+            }
+            other => parts.push(other),
+        }
+    }
+    let joined = parts.join("/");
+    Cow::Owned(match (absolute, joined.is_empty()) {
+        (true, _) => format!("/{joined}"),
+        (false, true) => ".".to_string(),
+        (false, false) => joined,
+    })
+}
+
+/// `rel` joined to the workspace-relative directory `dir` and normalised,
+/// or `None` if `rel` is absolute or the result climbs out of the workspace.
+pub(crate) fn join_rel(dir: &str, rel: &str) -> Option<String> {
+    if rel.starts_with('/') {
+        return None;
+    }
+    let joined = match dir {
+        "" | "." => normalize_path(rel),
+        _ => normalize_path(&format!("{dir}/{rel}")),
+    };
+    (joined != ".." && !joined.starts_with("../")).then_some(joined)
+}
+
+/// `pattern` without leading `./` components, which never appear in a
+/// normalised path.
+pub(crate) fn trim_dot_slash(mut pattern: &str) -> &str {
+    while let Some(rest) = pattern.strip_prefix("./") {
+        pattern = rest.trim_start_matches('/');
+    }
+    pattern
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn guard(globs: &[&str], reads: ProtectedReads) -> PathGuard {
+        PathGuard::new(globs.iter().map(|g| g.to_string()).collect(), reads).unwrap()
+    }
+
+    #[test]
+    fn changes_are_always_refused_reads_only_when_asked() {
+        let open = PathGuard::defaults();
+        assert!(open.refuses(".git/config", PathUse::Change));
+        assert!(!open.refuses(".git/config", PathUse::Read));
+        assert!(!open.refuses("src/a.rs", PathUse::Change));
+        let closed = guard(DEFAULT_PROTECTED, ProtectedReads::Refused);
+        assert!(closed.refuses(".git/config", PathUse::Read));
+        assert!(closed.refuses(".git", PathUse::Read));
+        assert!(!closed.refuses("src/a.rs", PathUse::Read));
+    }
+
+    #[test]
+    fn roots_find_protected_trees_below_a_directory() {
+        let g = guard(
+            &["config/secrets/**", "**/*.pem", ".env*"],
+            ProtectedReads::Allowed,
+        );
+        assert!(g.guards_below("config"));
+        assert!(g.guards_below("config/secrets"));
+        assert!(g.guards_below("CONFIG"));
+        assert!(!g.guards_below("conf"));
+        assert!(!g.guards_below("src"));
+        assert!(!PathGuard::defaults().guards_below("src"));
+        assert!(PathGuard::defaults().guards_below(".git"));
+    }
+
+    #[test]
+    fn joins_stay_inside_the_workspace() {
+        assert_eq!(join_rel(".", "a/./b").as_deref(), Some("a/b"));
+        assert_eq!(
+            join_rel("src", "../.git/config").as_deref(),
+            Some(".git/config")
+        );
+        assert_eq!(join_rel("src", "."), Some("src".into()));
+        assert_eq!(join_rel(".", "a/.."), Some(".".into()));
+        assert_eq!(join_rel(".", ".."), None);
+        assert_eq!(join_rel("src", "../../x"), None);
+        assert_eq!(join_rel("src", "/etc/passwd"), None);
+    }
+
+    #[test]
+    fn a_guard_round_trips_through_serde() {
+        let g = guard(&["secrets/**"], ProtectedReads::Refused);
+        let text = serde_json::to_string(&g).unwrap();
+        assert_eq!(text, r#"{"paths":["secrets/**"],"reads":"refused"}"#);
+        let back: PathGuard = serde_json::from_str(&text).unwrap();
+        assert_eq!(back, g);
+        assert!(back.is_protected("secrets/x"));
+        assert!(
+            serde_json::from_str::<PathGuard>(r#"{"paths":["a["],"reads":"allowed"}"#).is_err()
+        );
+    }
+}
