@@ -10,6 +10,7 @@ mod fixtures;
 mod fs_tools;
 mod guest_units;
 mod limits;
+mod mock_model;
 mod plugins;
 mod policy_cli;
 mod search_tools;
