@@ -13,6 +13,7 @@ mod limits;
 mod mock_model;
 mod plugins;
 mod policy_cli;
+mod providers;
 mod search_tools;
 mod smoke;
 mod support;
