@@ -424,3 +424,32 @@ async fn a_call_is_ready_before_the_turn_ends() {
         assert_eq!(response.unwrap().tool_calls.len(), 2, "{format:?}");
     }
 }
+
+/// The mock needs no runtime from its user: a plain blocking client (as a
+/// `warden` subprocess would be) gets a scripted turn.
+#[test]
+fn the_mock_model_serves_sync_clients() {
+    use std::io::{Read, Write};
+
+    let server = MockModel::start(WireFormat::OpenAiChat);
+    server.push(Script::text("sync"));
+    let addr = server.base_url().replace("http://", "").replace("/v1", "");
+    let mut stream = std::net::TcpStream::connect(addr).unwrap();
+    stream.set_read_timeout(Some(BOUND)).unwrap();
+    let body = r#"{"model":"m"}"#;
+    write!(
+        stream,
+        "POST /v1/chat/completions HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\n\
+         content-length: {}\r\nconnection: close\r\n\r\n{body}",
+        body.len()
+    )
+    .unwrap();
+    let mut response = String::new();
+    stream.read_to_string(&mut response).unwrap();
+    assert!(response.starts_with("HTTP/1.1 200"), "{response}");
+    assert!(response.contains("data: [DONE]"), "{response}");
+    let requests = server.requests();
+    assert_eq!(requests[0].path, "/v1/chat/completions");
+    assert_eq!(requests[0].body, json!({"model": "m"}));
+    assert_eq!(server.remaining(), 0);
+}
