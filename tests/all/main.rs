@@ -5,6 +5,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod agent;
+mod agent_http;
 mod approvals;
 mod audit;
 mod cli;
@@ -13,9 +14,11 @@ mod fixtures;
 mod fs_tools;
 mod guest_units;
 mod limits;
+mod mock_model;
 mod plugins;
 mod policy_cli;
 mod protected_paths;
+mod providers;
 mod search_tools;
 mod smoke;
 mod support;

@@ -1,0 +1,238 @@
+//! High-level model turns and their rendering as each wire format's SSE
+//! events, text and arguments split into small chunks as real servers do.
+
+use serde_json::{Value, json};
+use warden::provider::{FinishReason, WireFormat};
+
+use super::{default_finish, sse_event};
+
+/// Characters per streamed chunk of text or arguments.
+const CHUNK: usize = 3;
+
+/// One model turn: text, then tool calls, then the finish and usage.
+#[derive(Debug, Clone, Default)]
+pub struct Script {
+    text: String,
+    /// (call id, tool name, argument text) in order.
+    calls: Vec<(String, String, String)>,
+    finish: Option<FinishReason>,
+    usage: (u64, u64),
+}
+
+impl Script {
+    /// A turn that answers `text`.
+    pub fn text(text: &str) -> Script {
+        Script {
+            text: text.to_string(),
+            usage: (10, 5),
+            ..Script::default()
+        }
+    }
+
+    /// A turn that calls tools: `(call id, tool name, argument JSON text)`,
+    /// the arguments sent verbatim (they may be malformed).
+    pub fn tool_calls(calls: &[(&str, &str, &str)]) -> Script {
+        Script {
+            calls: calls
+                .iter()
+                .map(|(id, name, args)| (id.to_string(), name.to_string(), args.to_string()))
+                .collect(),
+            usage: (10, 5),
+            ..Script::default()
+        }
+    }
+
+    /// Text streamed before the tool calls.
+    pub fn with_text(mut self, text: &str) -> Script {
+        self.text = text.to_string();
+        self
+    }
+
+    /// End with `finish` instead of the default (tool calls if any, else stop).
+    pub fn finish(mut self, finish: FinishReason) -> Script {
+        self.finish = Some(finish);
+        self
+    }
+
+    /// Report this usage (default 10 in, 5 out).
+    pub fn usage(mut self, input: u64, output: u64) -> Script {
+        self.usage = (input, output);
+        self
+    }
+
+    /// The turn as complete SSE event texts in `format`.
+    pub fn render(&self, format: WireFormat) -> Vec<String> {
+        match format {
+            WireFormat::OpenAiChat => self.openai_chat(),
+            WireFormat::OpenAiResponses => self.openai_responses(),
+            WireFormat::Anthropic => self.anthropic(),
+        }
+    }
+
+    fn finish_reason(&self) -> FinishReason {
+        self.finish
+            .clone()
+            .unwrap_or_else(|| default_finish(!self.calls.is_empty()))
+    }
+
+    fn openai_chat(&self) -> Vec<String> {
+        let chunk = |delta: Value, finish: Value| {
+            let data = json!({
+                "id": "chatcmpl-mock",
+                "object": "chat.completion.chunk",
+                "model": "mock",
+                "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
+            });
+            sse_event(None, &data.to_string())
+        };
+        let mut out = vec![chunk(
+            json!({"role": "assistant", "content": ""}),
+            Value::Null,
+        )];
+        for piece in pieces(&self.text) {
+            out.push(chunk(json!({"content": piece}), Value::Null));
+        }
+        for (index, (id, name, args)) in self.calls.iter().enumerate() {
+            let first = json!({"index": index, "id": id, "type": "function",
+                "function": {"name": name, "arguments": ""}});
+            out.push(chunk(json!({"tool_calls": [first]}), Value::Null));
+            for piece in pieces(args) {
+                let more = json!({"index": index, "function": {"arguments": piece}});
+                out.push(chunk(json!({"tool_calls": [more]}), Value::Null));
+            }
+        }
+        let reason = match self.finish_reason() {
+            FinishReason::Stop => "stop".to_string(),
+            FinishReason::ToolCalls => "tool_calls".to_string(),
+            FinishReason::Length => "length".to_string(),
+            FinishReason::Other { reason } => reason,
+        };
+        out.push(chunk(json!({}), json!(reason)));
+        let (input, output) = self.usage;
+        let usage = json!({"id": "chatcmpl-mock", "choices": [], "usage": {
+            "prompt_tokens": input, "completion_tokens": output, "total_tokens": input + output}});
+        out.push(sse_event(None, &usage.to_string()));
+        out.push(sse_event(None, "[DONE]"));
+        out
+    }
+
+    fn openai_responses(&self) -> Vec<String> {
+        let ev = |data: Value| {
+            let name = data["type"].as_str().unwrap_or_default().to_string();
+            sse_event(Some(&name), &data.to_string())
+        };
+        let mut out = vec![ev(json!({"type": "response.created",
+            "response": {"id": "resp_mock", "status": "in_progress"}}))];
+        let mut index = 0;
+        if !self.text.is_empty() {
+            let item = json!({"type": "message", "id": "msg_mock", "role": "assistant",
+                "status": "in_progress", "content": []});
+            out.push(ev(json!({"type": "response.output_item.added",
+                "output_index": index, "item": item})));
+            for piece in pieces(&self.text) {
+                out.push(ev(
+                    json!({"type": "response.output_text.delta", "item_id": "msg_mock",
+                    "output_index": index, "content_index": 0, "delta": piece}),
+                ));
+            }
+            out.push(ev(
+                json!({"type": "response.output_text.done", "item_id": "msg_mock",
+                "output_index": index, "content_index": 0, "text": self.text}),
+            ));
+            let done = json!({"type": "message", "id": "msg_mock", "role": "assistant",
+                "status": "completed",
+                "content": [{"type": "output_text", "text": self.text, "annotations": []}]});
+            out.push(ev(json!({"type": "response.output_item.done",
+                "output_index": index, "item": done})));
+            index += 1;
+        }
+        for (n, (call_id, name, args)) in self.calls.iter().enumerate() {
+            let item_id = format!("fc_{n}");
+            let item = |arguments: &str, status: &str| {
+                json!({"type": "function_call", "id": item_id, "call_id": call_id,
+                    "name": name, "arguments": arguments, "status": status})
+            };
+            out.push(ev(json!({"type": "response.output_item.added",
+                "output_index": index, "item": item("", "in_progress")})));
+            for piece in pieces(args) {
+                out.push(ev(json!({"type": "response.function_call_arguments.delta",
+                    "item_id": item_id, "output_index": index, "delta": piece})));
+            }
+            out.push(ev(json!({"type": "response.function_call_arguments.done",
+                "item_id": item_id, "output_index": index, "arguments": args})));
+            out.push(ev(json!({"type": "response.output_item.done",
+                "output_index": index, "item": item(args, "completed")})));
+            index += 1;
+        }
+        let (input, output) = self.usage;
+        let usage =
+            json!({"input_tokens": input, "output_tokens": output, "total_tokens": input + output});
+        out.push(match self.finish_reason() {
+            FinishReason::Stop | FinishReason::ToolCalls => {
+                ev(json!({"type": "response.completed",
+                "response": {"id": "resp_mock", "status": "completed", "usage": usage}}))
+            }
+            FinishReason::Length => ev(json!({"type": "response.incomplete",
+                "response": {"id": "resp_mock", "status": "incomplete", "usage": usage,
+                    "incomplete_details": {"reason": "max_output_tokens"}}})),
+            FinishReason::Other { reason } => ev(json!({"type": "response.incomplete",
+                "response": {"id": "resp_mock", "status": "incomplete", "usage": usage,
+                    "incomplete_details": {"reason": reason}}})),
+        });
+        out
+    }
+
+    fn anthropic(&self) -> Vec<String> {
+        let ev = |data: Value| {
+            let name = data["type"].as_str().unwrap_or_default().to_string();
+            sse_event(Some(&name), &data.to_string())
+        };
+        let (input, output) = self.usage;
+        let mut out = vec![
+            ev(
+                json!({"type": "message_start", "message": {"id": "msg_mock", "type": "message",
+                "role": "assistant", "content": [], "model": "mock", "stop_reason": null,
+                "usage": {"input_tokens": input, "output_tokens": 1}}}),
+            ),
+            ev(json!({"type": "ping"})),
+        ];
+        let mut index = 0;
+        if !self.text.is_empty() {
+            out.push(ev(json!({"type": "content_block_start", "index": index,
+                "content_block": {"type": "text", "text": ""}})));
+            for piece in pieces(&self.text) {
+                out.push(ev(json!({"type": "content_block_delta", "index": index,
+                    "delta": {"type": "text_delta", "text": piece}})));
+            }
+            out.push(ev(json!({"type": "content_block_stop", "index": index})));
+            index += 1;
+        }
+        for (id, name, args) in &self.calls {
+            out.push(ev(json!({"type": "content_block_start", "index": index,
+                "content_block": {"type": "tool_use", "id": id, "name": name, "input": {}}})));
+            for piece in pieces(args) {
+                out.push(ev(json!({"type": "content_block_delta", "index": index,
+                    "delta": {"type": "input_json_delta", "partial_json": piece}})));
+            }
+            out.push(ev(json!({"type": "content_block_stop", "index": index})));
+            index += 1;
+        }
+        let reason = match self.finish_reason() {
+            FinishReason::Stop => "end_turn".to_string(),
+            FinishReason::ToolCalls => "tool_use".to_string(),
+            FinishReason::Length => "max_tokens".to_string(),
+            FinishReason::Other { reason } => reason,
+        };
+        out.push(ev(json!({"type": "message_delta",
+            "delta": {"stop_reason": reason, "stop_sequence": null},
+            "usage": {"output_tokens": output}})));
+        out.push(ev(json!({"type": "message_stop"})));
+        out
+    }
+}
+
+/// `text` in chunks of [`CHUNK`] characters.
+fn pieces(text: &str) -> Vec<String> {
+    let chars: Vec<char> = text.chars().collect();
+    chars.chunks(CHUNK).map(|c| c.iter().collect()).collect()
+}
