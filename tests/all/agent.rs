@@ -803,3 +803,49 @@ fn a_killed_run_resumes_without_its_partial_turn() {
         "{list}"
     );
 }
+
+#[test]
+fn an_ask_without_a_terminal_is_denied_and_the_model_is_told_why() {
+    let sb = Sandbox::new();
+    let tmp = tempfile::tempdir().unwrap();
+    let rec = recording(
+        tmp.path(),
+        "ask.jsonl",
+        &[
+            turn(
+                "",
+                &[("q1", "write_file", r#"{"path":"x.txt","content":"hi"}"#)],
+            ),
+            turn("Could not write.", &[]),
+        ],
+    );
+    // `strict` asks before any call that is not read-only; no one can answer here.
+    let run = run_agent(
+        shared_home(),
+        &[
+            "--replay",
+            rec.to_str().unwrap(),
+            "-w",
+            sb.ws().to_str().unwrap(),
+            "--policy",
+            "strict",
+            "write x",
+        ],
+    );
+    assert_eq!(run.code, Some(0), "{}", run.stderr);
+    assert_eq!(
+        run.outcomes(),
+        vec![("q1".to_string(), "denied".to_string())]
+    );
+    let decision = run.of_type("tool_decision").next().unwrap();
+    assert_eq!(decision["verdict"], "ask");
+    assert_eq!(decision["approval"], "unanswered");
+    assert!(!sb.exists("x.txt"));
+    let session = load_session(shared_home(), &run.session_id());
+    let told = session.messages.iter().find_map(|m| match m {
+        Message::Tool { content, .. } => Some(content.clone()),
+        _ => None,
+    });
+    let told = told.unwrap();
+    assert!(told.contains("no terminal"), "{told}");
+}

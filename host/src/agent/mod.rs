@@ -128,25 +128,11 @@ fn with_rationale(schema: &serde_json::Value) -> serde_json::Value {
     schema
 }
 
-/// `text` as canonical JSON (object keys sorted at every level, no
-/// spaces) when it parses, else the text itself.
+/// `text` as canonical JSON (the approval fingerprint's form: keys sorted
+/// at every level, no spaces) when it parses, else the text itself.
 pub fn canonical_json(text: &str) -> String {
     match serde_json::from_str::<serde_json::Value>(text) {
-        Ok(v) => sorted(v).to_string(),
+        Ok(v) => crate::approval::canonical_json(&v),
         Err(_) => text.to_string(),
-    }
-}
-
-fn sorted(v: serde_json::Value) -> serde_json::Value {
-    match v {
-        serde_json::Value::Object(map) => {
-            let mut entries: Vec<_> = map.into_iter().collect();
-            entries.sort_by(|a, b| a.0.cmp(&b.0));
-            serde_json::Value::Object(entries.into_iter().map(|(k, v)| (k, sorted(v))).collect())
-        }
-        serde_json::Value::Array(items) => {
-            serde_json::Value::Array(items.into_iter().map(sorted).collect())
-        }
-        other => other,
     }
 }

@@ -346,12 +346,6 @@ impl SessionWriter {
         Ok(())
     }
 
-    /// Make everything appended so far durable, now.
-    pub fn sync(&mut self) -> Result<(), SessionError> {
-        self.file.sync_data()?;
-        Ok(())
-    }
-
     /// Start making everything appended so far durable, without waiting:
     /// a background thread syncs the file, folding requests that arrive
     /// while it syncs into one (group commit). Records are written to the

@@ -134,8 +134,8 @@ impl Agent {
             .append(&Record::End {
                 reason: reason.clone(),
             })
-            .and_then(|()| session.sync_begun())
-            .and_then(|()| session.sync());
+            .and_then(|()| session.sync_soon())
+            .and_then(|()| session.sync_begun());
         (self.events)(AgentEvent::Finished {
             reason: reason.clone(),
             turns: run.turn,
