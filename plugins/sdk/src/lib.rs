@@ -34,6 +34,8 @@ extern crate self as warden_sdk;
 pub mod bindings;
 mod context;
 mod error;
+#[cfg(feature = "http")]
+pub mod http;
 mod path;
 
 pub use context::{Context, LogLevel, is_cancelled, log, progress};
