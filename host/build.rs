@@ -3,7 +3,7 @@
 //!
 //! On a fresh machine the wasm32-wasip2 target is added with rustup first.
 //! Generated in OUT_DIR:
-//! - `builtin.rs`: the `BUILTIN` table (bytes and sha256 of `fs` and `search`);
+//! - `builtin.rs`: the `BUILTIN` table (bytes and sha256 of `fs`, `search` and `web`);
 //! - `test_plugins.rs`: paths of every built guest, for tests and benches;
 //!   `tests/all/fixtures.rs` checks that every fixture tool is used by a test.
 
@@ -16,7 +16,7 @@ use sha2::{Digest, Sha256};
 
 const TARGET: &str = "wasm32-wasip2";
 /// Plugins embedded in the binary.
-const BUILTIN: &[&str] = &["fs", "search"];
+const BUILTIN: &[&str] = &["fs", "search", "web"];
 /// Guests built only for tests and benchmarks.
 const FIXTURES: &[&str] = &["echo", "hostile", "future"];
 

@@ -20,8 +20,9 @@ pub enum HttpError {
     /// A request header name or value was refused before sending.
     #[error("header `{name}`: {reason}")]
     InvalidHeader { name: String, reason: String },
-    /// The host's network policy refused the request.
-    #[error("network access denied: {0}")]
+    /// The host's network policy refused the request; the text is the
+    /// host's own when it gave one.
+    #[error("{0}")]
     Denied(String),
     /// The host name could not be resolved.
     #[error("DNS lookup failed: {0}")]
@@ -65,8 +66,8 @@ impl HttpError {
                 E::Connection("the destination is unavailable".into())
             }
             ErrorCode::DestinationIpProhibited => E::Denied(
-                "the destination address is prohibited (loopback, private or reserved); \
-                 a policy rule must allow it explicitly"
+                "network access denied: the destination address is loopback, private or \
+                 reserved, which only a policy rule naming it can allow"
                     .into(),
             ),
             ErrorCode::DestinationIpUnroutable => {
@@ -98,7 +99,7 @@ impl HttpError {
                 (None, None) => "the server sent a TLS alert".into(),
             }),
             ErrorCode::HttpRequestDenied => E::Denied(
-                "the host's network policy does not allow this request; \
+                "network access denied: no network rule of the policy allows this request; \
                  ask the user to allow the destination"
                     .into(),
             ),
@@ -201,7 +202,7 @@ mod tests {
         let host = "network access to example.com:443 denied: no rule allows it";
         let err = HttpError::from_code(ErrorCode::InternalError(Some(host.into())));
         assert_eq!(err, HttpError::Denied(host.into()));
-        assert_eq!(err.to_string(), format!("network access denied: {host}"));
+        assert_eq!(err.to_string(), host);
         let tool = ToolError::from(err);
         assert_eq!(tool.kind, ErrorKind::PermissionDenied);
 
