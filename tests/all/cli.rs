@@ -58,7 +58,8 @@ fn tool_list_json_is_the_tool_schemas() {
             "edit_file",
             "list_dir",
             "glob",
-            "grep"
+            "grep",
+            "http_fetch"
         ]
     );
     insta::assert_json_snapshot!("tool_schemas", v);

@@ -22,3 +22,4 @@ mod providers;
 mod search_tools;
 mod smoke;
 mod support;
+mod web_tools;

@@ -6,6 +6,8 @@
 //! through [`Context::path`], which maps them into the workspace preopen the
 //! host granted; the host's WASI layer enforces containment whatever the
 //! plugin does, so this mapping is about clear errors, not security.
+//! With the `http` feature, the `http` module sends requests through the host's
+//! egress checks.
 //!
 //! ```ignore
 //! use warden_sdk::{Context, Output, Tool, ToolError, register, serde_json::json};

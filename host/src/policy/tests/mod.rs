@@ -37,6 +37,7 @@ pub(super) fn builtin_lookup(tool: &str) -> Option<(String, Annotations)> {
         "read_file" | "list_dir" | "glob" => ("fs", READ_ONLY),
         "write_file" | "edit_file" => ("fs", WRITES),
         "grep" => ("search", READ_ONLY),
+        "http_fetch" => ("web", NETWORK),
         _ => return None,
     };
     Some((plugin.to_string(), a))

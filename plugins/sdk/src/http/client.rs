@@ -29,7 +29,8 @@ pub(super) fn send(req: Request) -> Result<Response, HttpError> {
             .append(name, value.as_bytes())
             .map_err(|e| header_error(name, e))?;
     }
-    if !req.body.is_empty() && !has_length {
+    let sends_body = matches!(req.method, Method::Post | Method::Put | Method::Patch);
+    if (sends_body || !req.body.is_empty()) && !has_length {
         let length = req.body.len().to_string();
         fields
             .append("content-length", length.as_bytes())
@@ -185,7 +186,7 @@ impl BodyReader {
     pub(super) fn read(self, max: usize) -> Result<Body, HttpError> {
         let mut bytes = Vec::new();
         loop {
-            let want = (max + 1 - bytes.len()).min(CHUNK);
+            let want = max.saturating_add(1).saturating_sub(bytes.len()).min(CHUNK);
             match self.stream.blocking_read(want as u64) {
                 Ok(chunk) => bytes.extend_from_slice(&chunk),
                 Err(StreamError::Closed) => break,

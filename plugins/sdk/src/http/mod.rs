@@ -155,7 +155,8 @@ impl Request {
         self
     }
 
-    /// Set the body; `Content-Length` is added when sent unless already set.
+    /// Set the body. `Content-Length` is added when sent unless already set
+    /// (as `0` for a POST, PUT or PATCH without a body).
     pub fn body(mut self, body: impl Into<Vec<u8>>) -> Self {
         self.body = body.into();
         self
