@@ -7,13 +7,15 @@
 //! modes, grants, protected paths), [`approval`] (asking the user, session
 //! grants), [`pipeline`] (one decided, validated, sandboxed call),
 //! [`provider`] (model APIs), [`agent`] (the turn loop, sessions),
-//! [`audit`] (the hash-chained log), [`cli`] (the `warden` command).
+//! [`audit`] (the hash-chained log), [`config`] (the user's settings file),
+//! [`cli`] (the `warden` command).
 
 pub mod agent;
 pub mod approval;
 pub mod audit;
 pub mod capability;
 pub mod cli;
+pub mod config;
 pub mod durable;
 pub mod home;
 pub mod pipeline;

@@ -15,7 +15,7 @@ use warden::provider::Message;
 use crate::support::{Sandbox, shared_home, warden};
 
 /// One scripted model turn: text and calls `(id, tool, arguments as text)`.
-fn turn(text: &str, calls: &[(&str, &str, &str)]) -> Value {
+pub(crate) fn turn(text: &str, calls: &[(&str, &str, &str)]) -> Value {
     json!({
         "text": text,
         "tool_calls": calls.iter().map(|(id, name, args)| json!({
@@ -26,7 +26,7 @@ fn turn(text: &str, calls: &[(&str, &str, &str)]) -> Value {
     })
 }
 
-fn recording(dir: &Path, name: &str, turns: &[Value]) -> PathBuf {
+pub(crate) fn recording(dir: &Path, name: &str, turns: &[Value]) -> PathBuf {
     let path = dir.join(name);
     let mut text = json!({"warden_replay": 1, "source": "test script"}).to_string() + "\n";
     for t in turns {
@@ -37,7 +37,7 @@ fn recording(dir: &Path, name: &str, turns: &[Value]) -> PathBuf {
 }
 
 /// A policy that lets every call run, within the workspace.
-fn auto_policy(dir: &Path) -> PathBuf {
+pub(crate) fn auto_policy(dir: &Path) -> PathBuf {
     let path = dir.join("auto.toml");
     std::fs::write(
         &path,
@@ -50,7 +50,7 @@ fn auto_policy(dir: &Path) -> PathBuf {
 
 /// A data directory with the hostile fixture installed (slow and
 /// cancellable tools), set up once.
-fn hostile_home() -> &'static Path {
+pub(crate) fn hostile_home() -> &'static Path {
     static HOME: OnceLock<PathBuf> = OnceLock::new();
     HOME.get_or_init(|| {
         let dir = tempfile::Builder::new()
@@ -71,24 +71,24 @@ fn hostile_home() -> &'static Path {
     })
 }
 
-struct Run {
-    code: Option<i32>,
-    events: Vec<Value>,
-    stderr: String,
+pub(crate) struct Run {
+    pub(crate) code: Option<i32>,
+    pub(crate) events: Vec<Value>,
+    pub(crate) stderr: String,
 }
 
 impl Run {
-    fn of_type<'a>(&'a self, ty: &'a str) -> impl Iterator<Item = &'a Value> + 'a {
+    pub(crate) fn of_type<'a>(&'a self, ty: &'a str) -> impl Iterator<Item = &'a Value> + 'a {
         self.events.iter().filter(move |e| e["type"] == ty)
     }
 
-    fn finished(&self) -> &Value {
+    pub(crate) fn finished(&self) -> &Value {
         self.of_type("finished")
             .next()
             .unwrap_or_else(|| panic!("no finished event; stderr: {}", self.stderr))
     }
 
-    fn session_id(&self) -> String {
+    pub(crate) fn session_id(&self) -> String {
         self.of_type("session_started").next().unwrap()["session_id"]
             .as_str()
             .unwrap()
@@ -96,7 +96,7 @@ impl Run {
     }
 
     /// Outcomes of the tool results, in the order they were reported.
-    fn outcomes(&self) -> Vec<(String, String)> {
+    pub(crate) fn outcomes(&self) -> Vec<(String, String)> {
         self.of_type("tool_result")
             .map(|e| {
                 (
@@ -108,7 +108,7 @@ impl Run {
     }
 }
 
-fn run_agent(home: &Path, args: &[&str]) -> Run {
+pub(crate) fn run_agent(home: &Path, args: &[&str]) -> Run {
     let out = warden(home)
         .arg("run")
         .arg("--json")
@@ -126,7 +126,7 @@ fn run_agent(home: &Path, args: &[&str]) -> Run {
     }
 }
 
-fn load_session(home: &Path, id: &str) -> warden::agent::LoadedSession {
+pub(crate) fn load_session(home: &Path, id: &str) -> warden::agent::LoadedSession {
     SessionStore::new(&Home::at(home.to_path_buf()))
         .load(id)
         .unwrap()
@@ -135,7 +135,7 @@ fn load_session(home: &Path, id: &str) -> warden::agent::LoadedSession {
 /// Every assistant tool call is followed by exactly one result for it,
 /// before the next assistant or user message.
 #[track_caller]
-fn assert_paired(messages: &[Message]) {
+pub(crate) fn assert_paired(messages: &[Message]) {
     let mut open: Vec<String> = Vec::new();
     for m in messages {
         match m {
@@ -567,18 +567,22 @@ fn a_long_tool_output_is_cut_in_context_and_kept_in_full() {
 }
 
 /// Spawn `warden run --json` and read its events as they come.
-struct Live {
+pub(crate) struct Live {
     child: Child,
     lines: std::sync::mpsc::Receiver<Value>,
     seen: Vec<Value>,
 }
 
 impl Live {
-    fn spawn(home: &Path, args: &[&str]) -> Live {
-        let mut child = warden(home)
-            .arg("run")
-            .arg("--json")
-            .args(args)
+    pub(crate) fn spawn(home: &Path, args: &[&str]) -> Live {
+        let mut cmd = warden(home);
+        cmd.arg("run").arg("--json").args(args);
+        Live::of(cmd)
+    }
+
+    /// Start `cmd` (a `warden run --json`) and read its events.
+    pub(crate) fn of(mut cmd: Command) -> Live {
+        let mut child = cmd
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
             .spawn()
@@ -600,7 +604,7 @@ impl Live {
     }
 
     /// Wait (at most 60 s) for an event of type `ty`.
-    fn wait_for(&mut self, ty: &str) -> Value {
+    pub(crate) fn wait_for(&mut self, ty: &str) -> Value {
         let end = Instant::now() + Duration::from_secs(60);
         loop {
             let left = end.saturating_duration_since(Instant::now());
@@ -615,7 +619,7 @@ impl Live {
         }
     }
 
-    fn signal(&self, sig: &str) {
+    pub(crate) fn signal(&self, sig: &str) {
         let ok = Command::new("kill")
             .args([sig, &self.child.id().to_string()])
             .status()
@@ -625,7 +629,7 @@ impl Live {
     }
 
     /// Wait (at most 60 s) for the process to exit; its code and the rest of its events.
-    fn finish(mut self) -> (Option<i32>, Vec<Value>) {
+    pub(crate) fn finish(mut self) -> (Option<i32>, Vec<Value>) {
         let end = Instant::now() + Duration::from_secs(60);
         let status = loop {
             if let Some(s) = self.child.try_wait().unwrap() {

@@ -9,9 +9,9 @@ use warden::provider::WireFormat;
 use crate::mock_model::{MockModel, Reply, Script};
 use crate::support::{Sandbox, shared_home, warden};
 
-const KEY: &str = "sk-test-0123456789abcdefSECRET";
+pub(crate) const KEY: &str = "sk-test-0123456789abcdefSECRET";
 
-fn provider_flag(format: WireFormat) -> &'static str {
+pub(crate) fn provider_flag(format: WireFormat) -> &'static str {
     match format {
         WireFormat::OpenAiChat => "openai",
         WireFormat::OpenAiResponses => "openai-responses",
@@ -19,7 +19,7 @@ fn provider_flag(format: WireFormat) -> &'static str {
     }
 }
 
-fn key_var(format: WireFormat) -> &'static str {
+pub(crate) fn key_var(format: WireFormat) -> &'static str {
     match format {
         WireFormat::OpenAiChat | WireFormat::OpenAiResponses => "OPENAI_API_KEY",
         WireFormat::Anthropic => "ANTHROPIC_API_KEY",

@@ -5,7 +5,11 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod agent;
+mod agent_config;
+mod agent_context;
 mod agent_http;
+mod agent_progress;
+mod agent_reasoning;
 mod approvals;
 mod audit;
 mod cli;

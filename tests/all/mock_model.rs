@@ -26,7 +26,7 @@ use warden::provider::{FinishReason, WireFormat};
 
 mod script;
 
-pub use script::Script;
+pub use script::{Script, encrypted, redacted, signature};
 
 /// Requests served before the mock refuses every further one.
 pub const MAX_REQUESTS: usize = 1000;

@@ -27,6 +27,19 @@ pub fn shared_home() -> &'static Path {
     })
 }
 
+/// A data directory of its own (for a config file or an installed plugin)
+/// that shares [`shared_home`]'s cache of compiled components.
+pub fn fresh_home() -> tempfile::TempDir {
+    let dir = tempfile::Builder::new()
+        .prefix("warden-home-")
+        .tempdir()
+        .unwrap();
+    let cache = shared_home().join("cache");
+    std::fs::create_dir_all(&cache).unwrap();
+    std::os::unix::fs::symlink(&cache, dir.path().join("cache")).unwrap();
+    dir
+}
+
 /// The catalog (built-in plugins) over [`shared_home`].
 pub fn catalog() -> &'static Catalog {
     static CATALOG: OnceLock<Catalog> = OnceLock::new();

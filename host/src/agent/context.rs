@@ -44,8 +44,13 @@ pub fn message_tokens(m: &Message) -> u64 {
             Message::Assistant {
                 content,
                 tool_calls,
+                reasoning,
             } => {
                 text_tokens(content)
+                    + reasoning
+                        .iter()
+                        .map(|r| text_tokens(&r.text()))
+                        .sum::<u64>()
                     + tool_calls
                         .iter()
                         .map(|c| OVERHEAD + text_tokens(&c.name) + text_tokens(&c.arguments))
@@ -103,6 +108,7 @@ pub fn transcript(messages: &[Message]) -> String {
             Message::Assistant {
                 content,
                 tool_calls,
+                ..
             } => {
                 if !content.is_empty() {
                     out.push_str(&format!("ASSISTANT:\n{content}\n\n"));
@@ -209,6 +215,7 @@ mod tests {
                 name: "grep".into(),
                 arguments: "{}".into(),
             }],
+            reasoning: vec![],
         }
     }
     fn result(id: &str, size: usize) -> Message {

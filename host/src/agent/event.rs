@@ -25,6 +25,9 @@ pub enum AgentEvent {
     TurnStarted { turn: u32 },
     /// More assistant text, as the model streams it.
     TextDelta { text: String },
+    /// More of the model's reasoning, as it streams (shown dimmed; kept in
+    /// the session record with the assistant message).
+    Reasoning { text: String },
     /// The provider failed an attempt and retries; text streamed since the
     /// turn began is void and will come again.
     Retrying {
@@ -55,12 +58,15 @@ pub enum AgentEvent {
         #[serde(skip_serializing_if = "Option::is_none")]
         approval: Option<String>,
     },
-    /// A running tool reported progress.
+    /// A running tool reported progress. At most one per call every
+    /// [`super::PROGRESS_INTERVAL`]; reports in between are not shown.
     ToolProgress {
         call_id: String,
         message: String,
         #[serde(skip_serializing_if = "Option::is_none")]
         fraction: Option<f32>,
+        /// Time since the call started.
+        elapsed_ms: u64,
     },
     /// A call ended; exactly one per [`AgentEvent::ToolCall`].
     ToolResult {
@@ -87,6 +93,10 @@ pub enum AgentEvent {
     },
     /// Something went wrong that does not stop the run.
     Warning { message: String },
+    /// The user interrupted (Ctrl-C): the stream and running calls are
+    /// being cancelled, and the run ends with `cancelled` once every call
+    /// has its result. Another interrupt exits at once (exit code 130).
+    Interrupted,
     /// The run is over.
     Finished {
         reason: StopReason,
@@ -118,6 +128,9 @@ pub enum StopReason {
     Cancelled,
     /// The model could not be reached or answered nonsense.
     ProviderFailed { message: String },
+    /// The conversation does not fit the model's context window, even
+    /// after older turns were summarized and the request was retried once.
+    ContextOverflow { message: String },
     /// The session could not be written.
     SessionFailed { message: String },
 }
@@ -134,6 +147,7 @@ impl StopReason {
             | StopReason::RepeatedErrors { .. }
             | StopReason::Cancelled
             | StopReason::ProviderFailed { .. }
+            | StopReason::ContextOverflow { .. }
             | StopReason::SessionFailed { .. } => false,
         }
     }
@@ -158,6 +172,12 @@ impl std::fmt::Display for StopReason {
             }
             StopReason::Cancelled => write!(f, "cancelled"),
             StopReason::ProviderFailed { message } => write!(f, "model failed: {message}"),
+            StopReason::ContextOverflow { message } => write!(
+                f,
+                "stopped: the conversation does not fit the model's context window, \
+                 even after compaction ({message}); start a new session or use a model \
+                 with a larger window"
+            ),
             StopReason::SessionFailed { message } => {
                 write!(f, "the session could not be saved: {message}")
             }

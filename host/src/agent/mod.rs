@@ -6,8 +6,10 @@
 //! the conversation, in the order issued — also when it is denied, fails,
 //! is cancelled or never runs because the run stops.
 
+mod compact;
 mod context;
 mod event;
+mod results;
 mod scheduler;
 mod session;
 mod stop;
@@ -32,6 +34,9 @@ use crate::runtime::Limits;
 
 /// Where a run's events go, as they happen.
 pub type EventSink = Arc<dyn Fn(AgentEvent) + Send + Sync>;
+
+/// The shortest time between two `tool_progress` events of one call.
+pub const PROGRESS_INTERVAL: Duration = Duration::from_millis(200);
 
 /// The optional field the host adds to every tool's input schema: a short
 /// rationale the model may give. It is shown and recorded, never used to

@@ -7,7 +7,7 @@
 //! call issued before it.
 
 use std::path::PathBuf;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use tokio::sync::{OwnedRwLockReadGuard, OwnedRwLockWriteGuard, RwLock, Semaphore};
@@ -23,7 +23,7 @@ use crate::protocol::ToolOutcome;
 use crate::provider::ToolCall;
 use crate::runtime::{CancelToken, Limits, ProgressEvent};
 
-use super::{AgentEvent, EventSink, RATIONALE_FIELD};
+use super::{AgentEvent, EventSink, PROGRESS_INTERVAL, RATIONALE_FIELD};
 
 /// A call as the model issued it, with the host's own field taken out.
 #[derive(Debug, Clone)]
@@ -153,17 +153,7 @@ impl Scheduler {
             let run = {
                 let call = call.clone();
                 tokio::task::spawn_blocking(move || {
-                    let id = call.call.id.clone();
-                    let progress = {
-                        let events = events.clone();
-                        Arc::new(move |p: &ProgressEvent| {
-                            events(AgentEvent::ToolProgress {
-                                call_id: id.clone(),
-                                message: p.message.clone(),
-                                fraction: p.fraction,
-                            })
-                        }) as crate::runtime::ProgressSink
-                    };
+                    let progress = progress_sink(call.call.id.clone(), events.clone(), started);
                     let result = pipeline::run(
                         &catalog,
                         Invocation {
@@ -215,6 +205,30 @@ impl Scheduler {
             }
         })
     }
+}
+
+/// Where a call's progress reports go: out as `tool_progress` events with
+/// the time since `started`, at most one per [`PROGRESS_INTERVAL`] (the
+/// first at once; reports within the interval of the last one shown are
+/// dropped here, and kept in the call's report).
+fn progress_sink(id: String, events: EventSink, started: Instant) -> crate::runtime::ProgressSink {
+    let last: Mutex<Option<Instant>> = Mutex::new(None);
+    Arc::new(move |p: &ProgressEvent| {
+        let now = Instant::now();
+        {
+            let Ok(mut last) = last.lock() else { return };
+            if last.is_some_and(|at| now.duration_since(at) < PROGRESS_INTERVAL) {
+                return;
+            }
+            *last = Some(now);
+        }
+        events(AgentEvent::ToolProgress {
+            call_id: id.clone(),
+            message: p.message.clone(),
+            fraction: p.fraction,
+            elapsed_ms: now.duration_since(started).as_millis() as u64,
+        })
+    })
 }
 
 /// A call that never ran because the run was interrupted.

@@ -9,10 +9,10 @@ use tokio::sync::mpsc::{UnboundedReceiver, unbounded_channel};
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
-use crate::approval::{Approval, Approvals};
+use crate::approval::Approvals;
 use crate::audit::AuditLog;
 use crate::plugin::Catalog;
-use crate::policy::{DecidedBy, Policy};
+use crate::policy::Policy;
 use crate::protocol::{ErrorKind, ToolError, ToolOutcome};
 use crate::provider::{
     Message, ModelRequest, ModelResponse, Provider, ProviderError, Recorder, StreamEvent, ToolCall,
@@ -20,9 +20,10 @@ use crate::provider::{
 };
 use crate::runtime::CancelToken;
 
-use super::context::{self, SUMMARY_PROMPT};
+use super::compact::Compacted;
+use super::context;
 use super::scheduler::{self, FinishedCall, PreparedCall, Scheduler};
-use super::session::{CallRecord, Record, SessionWriter};
+use super::session::{Record, SessionWriter};
 use super::stop::{Alarm, Watchdog};
 use super::{AgentConfig, AgentEvent, EventSink, StopReason, offered_tools};
 
@@ -59,7 +60,7 @@ impl Interrupt {
         self.token.is_cancelled()
     }
 
-    async fn wait(&self) {
+    pub(super) async fn wait(&self) {
         let mut rx = self.count.subscribe();
         // The sender lives as long as `self`, so this only returns once set.
         let _ = rx.wait_for(|c| *c > 0).await;
@@ -214,9 +215,14 @@ impl Agent {
             }
 
             if context::request_tokens(&self.request(messages, &tools)) > cfg.context.compact_above
-                && let Err(e) = self.compact(session, messages).await?
             {
-                return Ok(e);
+                match self
+                    .compact(session, messages, cfg.context.keep_recent)
+                    .await?
+                {
+                    Ok(Compacted::Yes | Compacted::NothingToSummarize) => {}
+                    Err(stop) => return Ok(stop),
+                }
             }
 
             let request = self.request(messages, &tools);
@@ -228,6 +234,7 @@ impl Agent {
                     let assistant = Message::Assistant {
                         content: text,
                         tool_calls: calls.clone(),
+                        reasoning: Vec::new(),
                     };
                     session.append(&Record::Message {
                         message: assistant.clone(),
@@ -241,13 +248,18 @@ impl Agent {
                     return Ok(StopReason::Cancelled);
                 }
                 Streamed::Complete(Ok(r)) => r,
-                Streamed::Complete(Err(ProviderError::ContextLength { .. })) if !context_retry => {
-                    context_retry = true;
+                Streamed::Complete(Err(ProviderError::ContextLength { message })) => {
                     run.turn -= 1;
-                    if let Err(stop) = self.compact(session, messages).await? {
-                        return Ok(stop);
+                    match self
+                        .after_overflow(session, messages, message, context_retry)
+                        .await?
+                    {
+                        Some(stop) => return Ok(stop),
+                        None => {
+                            context_retry = true;
+                            continue;
+                        }
                     }
-                    continue;
                 }
                 Streamed::Complete(Err(e)) => {
                     return Ok(StopReason::ProviderFailed {
@@ -274,6 +286,7 @@ impl Agent {
             let assistant = Message::Assistant {
                 content: response.text.clone(),
                 tool_calls: response.tool_calls.clone(),
+                reasoning: response.reasoning.clone(),
             };
             session.append(&Record::Message {
                 message: assistant.clone(),
@@ -354,6 +367,9 @@ impl Agent {
             StreamEvent::TextDelta(text) => {
                 turn.text.push_str(&text);
                 (self.events)(AgentEvent::TextDelta { text });
+            }
+            StreamEvent::ReasoningDelta(text) => {
+                (self.events)(AgentEvent::Reasoning { text });
             }
             StreamEvent::ToolCallReady(call) => {
                 let prepared = PreparedCall::new(call.clone(), &self.catalog);
@@ -463,184 +479,16 @@ impl Agent {
         }
         finished
     }
-
-    /// Turn finished calls into tool messages, events and records.
-    fn results(
-        &self,
-        session: &mut SessionWriter,
-        messages: &mut Vec<Message>,
-        finished: Vec<FinishedCall>,
-        run: &mut RunState,
-    ) -> Result<(), super::SessionError> {
-        for f in finished {
-            let id = f.prepared.call.id.clone();
-            let decision = f.result.as_ref().and_then(|r| r.decision.clone());
-            let approval = f
-                .result
-                .as_ref()
-                .and_then(|r| r.approval.as_ref())
-                .and_then(|a| match a {
-                    Approval::Policy => None,
-                    Approval::UserOnce
-                    | Approval::UserSession { .. }
-                    | Approval::SessionGrant { .. }
-                    | Approval::UserDenied { .. }
-                    | Approval::Unanswered { .. } => serde_json::to_value(a)
-                        .ok()
-                        .and_then(|v| v["type"].as_str().map(str::to_string)),
-                });
-            if let Some(d) = &decision {
-                (self.events)(AgentEvent::ToolDecision {
-                    call_id: id.clone(),
-                    verdict: d.verdict,
-                    by: match &d.by {
-                        DecidedBy::Rule { name, .. } => format!("rule {name}"),
-                        DecidedBy::Mode(mode) => format!("{mode} mode"),
-                    },
-                    reason: d.reason.clone(),
-                    approval,
-                });
-            }
-            let full = f.outcome.model_text();
-            let max = self.config.context.tool_output_bytes;
-            let (content, full_output) = if full.len() > max {
-                let path = session.save_output(&id, &full)?;
-                let shown = format!(
-                    "{}\n[output cut to fit the context: {} bytes in all; the full text is in {}]",
-                    context::cut_text(&full, max),
-                    full.len(),
-                    path.display()
-                );
-                (shown, Some(path.display().to_string()))
-            } else {
-                (full, None)
-            };
-            (self.events)(AgentEvent::ToolResult {
-                call_id: id.clone(),
-                tool: f.prepared.call.name.clone(),
-                outcome: f.outcome.label().to_string(),
-                summary: content
-                    .lines()
-                    .next()
-                    .unwrap_or("")
-                    .chars()
-                    .take(200)
-                    .collect(),
-                duration_ms: f.duration_ms,
-            });
-            if let Some(Alarm::Errors(count)) = run.watchdog.result(scheduler::failed(&f))
-                && run.stop.is_none()
-            {
-                run.stop = Some(StopReason::RepeatedErrors { count });
-            }
-            let is_error = match &f.outcome {
-                ToolOutcome::Success(_) => false,
-                ToolOutcome::Error(_) | ToolOutcome::Cancelled | ToolOutcome::Denied { .. } => true,
-            };
-            session.append(&Record::Call(CallRecord {
-                call_id: id.clone(),
-                tool: f.prepared.call.name.clone(),
-                arguments: f.prepared.call.arguments.clone(),
-                rationale: f.prepared.rationale.clone(),
-                decision,
-                outcome: f.outcome.clone(),
-                duration_ms: f.duration_ms,
-                full_output,
-            }))?;
-            let message = Message::Tool {
-                call_id: id,
-                name: f.prepared.call.name,
-                content,
-                is_error,
-            };
-            session.append(&Record::Message {
-                message: message.clone(),
-            })?;
-            messages.push(message);
-        }
-        Ok(())
-    }
-
-    fn end_turn(
-        &self,
-        session: &mut SessionWriter,
-        run: &RunState,
-        usage: Option<Usage>,
-    ) -> Result<(), super::SessionError> {
-        session.append(&Record::TurnEnd {
-            turn: run.turn,
-            usage,
-        })?;
-        session.sync_soon()?;
-        (self.events)(AgentEvent::TurnCompleted {
-            turn: run.turn,
-            usage,
-        });
-        Ok(())
-    }
-
-    /// Summarize older turns with the model. `Ok(Err(stop))` when the
-    /// model could not do it.
-    async fn compact(
-        &self,
-        session: &mut SessionWriter,
-        messages: &mut Vec<Message>,
-    ) -> Result<Result<(), StopReason>, super::SessionError> {
-        let Some(cut) = context::split_point(messages, self.config.context.keep_recent) else {
-            return Ok(Ok(()));
-        };
-        let request = ModelRequest {
-            model: self.config.model.clone(),
-            system: SUMMARY_PROMPT.to_string(),
-            messages: vec![Message::User {
-                content: context::transcript(&messages[..cut]),
-            }],
-            tools: Vec::new(),
-            max_output_tokens: Some(2048),
-        };
-        let (tx, _rx) = unbounded_channel();
-        let response = tokio::select! {
-            biased;
-            () = self.interrupt.wait() => return Ok(Err(StopReason::Cancelled)),
-            r = self.provider.complete(&request, &tx) => r,
-        };
-        let response = match response {
-            Ok(r) => r,
-            Err(e) => {
-                return Ok(Err(StopReason::ProviderFailed {
-                    message: format!("compacting the context failed: {e}"),
-                }));
-            }
-        };
-        if let Some(rec) = &self.recorder {
-            rec.record(&response)?;
-        }
-        let before = messages.len();
-        let tokens_before: u64 = messages.iter().map(context::message_tokens).sum();
-        let after = context::compacted(messages, cut, &response.text);
-        session.append(&Record::Compaction {
-            messages: after.clone(),
-        })?;
-        session.sync_soon()?;
-        *messages = after;
-        (self.events)(AgentEvent::Compacted {
-            messages_before: before,
-            messages_after: messages.len(),
-            tokens_before,
-            tokens_after: messages.iter().map(context::message_tokens).sum(),
-        });
-        Ok(Ok(()))
-    }
 }
 
-struct RunState {
+pub(super) struct RunState {
     started: Instant,
     usage: Usage,
-    turn: u32,
-    watchdog: Watchdog,
+    pub(super) turn: u32,
+    pub(super) watchdog: Watchdog,
     answer: Option<String>,
     /// Set when the run must stop after this turn's results are in.
-    stop: Option<StopReason>,
+    pub(super) stop: Option<StopReason>,
 }
 
 struct TurnProgress {

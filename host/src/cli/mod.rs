@@ -5,11 +5,12 @@
 mod audit_cmd;
 mod plugin_cmd;
 mod policy_cmd;
+mod render;
 mod run_cmd;
 mod sessions_cmd;
 mod tool_cmd;
 
-pub use run_cmd::ProviderName;
+pub use crate::provider::ProviderName;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -86,13 +87,17 @@ pub struct RunArgs {
     /// The directory the agent works in (default: the current directory).
     #[arg(long, short = 'w')]
     pub workspace: Option<PathBuf>,
-    /// Which model service to use. Keys come from OPENAI_API_KEY or ANTHROPIC_API_KEY.
-    #[arg(long, value_enum, default_value = "openai")]
-    pub provider: ProviderName,
-    /// The model [default: one per provider].
+    /// Which model service to use [default: $WARDEN_PROVIDER, else `provider` in
+    /// config.toml, else openai]. Keys come from OPENAI_API_KEY / ANTHROPIC_API_KEY,
+    /// else from config.toml in the data directory.
+    #[arg(long, value_enum)]
+    pub provider: Option<ProviderName>,
+    /// The model [default: $WARDEN_MODEL, else the resumed session's, else config.toml's,
+    /// else one per provider].
     #[arg(long)]
     pub model: Option<String>,
-    /// The service's base URL, e.g. http://localhost:8080/v1 for llama.cpp's server.
+    /// The service's base URL, e.g. http://localhost:8080/v1 for llama.cpp's server
+    /// [default: $WARDEN_BASE_URL, else config.toml's, else the service's].
     #[arg(long, value_name = "URL")]
     pub base_url: Option<String>,
     /// Most model turns in this run.
@@ -104,6 +109,10 @@ pub struct RunArgs {
     /// Stop once this many tokens (input plus output, all turns) are used.
     #[arg(long, value_name = "TOKENS")]
     pub max_tokens: Option<u64>,
+    /// Summarize older turns once a request's estimate passes this many tokens
+    /// [default: `compact_above` in config.toml, else 100000].
+    #[arg(long, value_name = "TOKENS", value_parser = clap::value_parser!(u64).range(1..))]
+    pub compact_above: Option<u64>,
     /// Read-only tool calls that may run at once.
     #[arg(long, default_value_t = 4, value_parser = clap::value_parser!(u64).range(1..=64))]
     pub parallel: u64,

@@ -94,10 +94,20 @@ fn show(store: &SessionStore, id: &str, json: bool) -> Exit {
             Record::Resumed { at } => println!("— resumed {at}"),
             Record::Message { message } => match message {
                 Message::User { content } => println!("user: {content}"),
-                Message::Assistant { content, .. } if !content.is_empty() => {
-                    println!("assistant: {content}")
+                Message::Assistant {
+                    content, reasoning, ..
+                } => {
+                    for r in reasoning {
+                        let text = r.text();
+                        if !text.is_empty() {
+                            println!("reasoning: {text}");
+                        }
+                    }
+                    if !content.is_empty() {
+                        println!("assistant: {content}");
+                    }
                 }
-                Message::Assistant { .. } | Message::Tool { .. } => {}
+                Message::Tool { .. } => {}
             },
             Record::Call(c) => {
                 let why = c

@@ -8,9 +8,11 @@
 
 pub mod http;
 pub mod replay;
+mod service;
 mod types;
 
 pub use replay::{Recorder, ReplayProvider};
+pub use service::ProviderName;
 pub use types::*;
 
 use tokio::sync::mpsc::UnboundedSender;

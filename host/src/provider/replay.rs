@@ -81,6 +81,12 @@ impl ReplayProvider {
                 self.path.display()
             )));
         };
+        for r in &turn.reasoning {
+            let text = r.text();
+            if !text.is_empty() {
+                let _ = events.send(StreamEvent::ReasoningDelta(text));
+            }
+        }
         if !turn.text.is_empty() {
             // A closed receiver means no one is listening; the turn stands.
             let _ = events.send(StreamEvent::TextDelta(turn.text.clone()));
@@ -138,6 +144,7 @@ mod tests {
         let rec = Recorder::create(&path, "test").unwrap();
         let first = ModelResponse {
             text: "looking".into(),
+            reasoning: vec![],
             tool_calls: vec![ToolCall {
                 id: "c1".into(),
                 name: "grep".into(),
@@ -148,6 +155,7 @@ mod tests {
         };
         let second = ModelResponse {
             text: "done".into(),
+            reasoning: vec![],
             tool_calls: vec![],
             usage: None,
             finish: FinishReason::Stop,

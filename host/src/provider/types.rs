@@ -2,8 +2,8 @@
 //! comes back, independent of any wire format.
 //!
 //! Invariant: an [`ApiKey`] never prints — `Debug` and `Display` redact it,
-//! and it does not serialize — so a key cannot reach a log, a transcript or
-//! a record by accident.
+//! and it does not serialize (it only deserializes, from the config file) —
+//! so a key cannot reach a log, a transcript or a record by accident.
 
 use std::time::Duration;
 
@@ -32,6 +32,10 @@ pub enum Message {
         content: String,
         #[serde(default, skip_serializing_if = "Vec::is_empty")]
         tool_calls: Vec<ToolCall>,
+        /// The model's reasoning before it answered, kept to be sent back
+        /// where the wire format wants it (see [`Reasoning`]).
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        reasoning: Vec<Reasoning>,
     },
     /// The result of one tool call, paired with it by `call_id`.
     Tool {
@@ -42,6 +46,46 @@ pub enum Message {
         #[serde(default)]
         is_error: bool,
     },
+}
+
+/// One piece of a model's reasoning, as its wire format gave it. Pieces a
+/// format can take back are sent back unchanged in later requests (the
+/// signature or encrypted content proves them to the provider); the others
+/// are only shown and recorded.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum Reasoning {
+    /// An Anthropic `thinking` block; sent back to Anthropic.
+    Thinking { thinking: String, signature: String },
+    /// An Anthropic `redacted_thinking` block (encrypted); sent back to Anthropic.
+    RedactedThinking { data: String },
+    /// An OpenAI Responses `reasoning` output item, verbatim (id, summary,
+    /// `encrypted_content` when present); sent back to the Responses API.
+    ResponsesItem { item: serde_json::Value },
+    /// Chat Completions `reasoning_content` (DeepSeek, llama.cpp, vLLM,
+    /// Ollama); shown and recorded, not sent back: some of these servers
+    /// refuse it in a request.
+    Text { text: String },
+}
+
+impl Reasoning {
+    /// The readable text of the piece, if it has any.
+    pub fn text(&self) -> String {
+        match self {
+            Reasoning::Thinking { thinking, .. } => thinking.clone(),
+            Reasoning::RedactedThinking { .. } => String::new(),
+            Reasoning::ResponsesItem { item } => {
+                let parts = item["summary"]
+                    .as_array()
+                    .into_iter()
+                    .chain(item["content"].as_array())
+                    .flatten()
+                    .filter_map(|p| p["text"].as_str());
+                parts.collect::<Vec<_>>().join("\n")
+            }
+            Reasoning::Text { text } => text.clone(),
+        }
+    }
 }
 
 /// A tool the model may call.
@@ -89,6 +133,9 @@ pub enum FinishReason {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ModelResponse {
     pub text: String,
+    /// The reasoning that came with the turn, in stream order.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub reasoning: Vec<Reasoning>,
     /// In the order the model issued them.
     pub tool_calls: Vec<ToolCall>,
     pub usage: Option<Usage>,
@@ -100,6 +147,8 @@ pub struct ModelResponse {
 pub enum StreamEvent {
     /// More assistant text.
     TextDelta(String),
+    /// More of the model's reasoning, to show (dimmed) as it streams.
+    ReasoningDelta(String),
     /// A tool call whose arguments are complete; it may start running
     /// before the rest of the turn arrives.
     ToolCallReady(ToolCall),
@@ -128,6 +177,13 @@ pub enum WireFormat {
 /// An API key. Never printed, never serialized.
 #[derive(Clone, PartialEq, Eq)]
 pub struct ApiKey(String);
+
+impl<'de> Deserialize<'de> for ApiKey {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<ApiKey, D::Error> {
+        let key = String::deserialize(d)?;
+        Ok(ApiKey(key.trim().to_string()))
+    }
+}
 
 impl ApiKey {
     pub fn new(key: impl Into<String>) -> ApiKey {

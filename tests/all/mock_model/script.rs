@@ -9,9 +9,11 @@ use super::{default_finish, sse_event};
 /// Characters per streamed chunk of text or arguments.
 const CHUNK: usize = 3;
 
-/// One model turn: text, then tool calls, then the finish and usage.
+/// One model turn: reasoning, text, then tool calls, then the finish and usage.
 #[derive(Debug, Clone, Default)]
 pub struct Script {
+    /// Reasoning streamed first, in the format's own shape.
+    reasoning: Option<String>,
     text: String,
     /// (call id, tool name, argument text) in order.
     calls: Vec<(String, String, String)>,
@@ -45,6 +47,16 @@ impl Script {
     /// Text streamed before the tool calls.
     pub fn with_text(mut self, text: &str) -> Script {
         self.text = text.to_string();
+        self
+    }
+
+    /// Reasoning streamed before anything else: `reasoning_content` deltas
+    /// (Chat Completions); a `reasoning` item with a summary and
+    /// [`encrypted`] content (Responses); a `thinking` block signed with
+    /// [`signature`], then a `redacted_thinking` block holding [`redacted`]
+    /// (Anthropic).
+    pub fn with_reasoning(mut self, text: &str) -> Script {
+        self.reasoning = Some(text.to_string());
         self
     }
 
@@ -89,6 +101,9 @@ impl Script {
             json!({"role": "assistant", "content": ""}),
             Value::Null,
         )];
+        for piece in pieces(self.reasoning.as_deref().unwrap_or_default()) {
+            out.push(chunk(json!({"reasoning_content": piece}), Value::Null));
+        }
         for piece in pieces(&self.text) {
             out.push(chunk(json!({"content": piece}), Value::Null));
         }
@@ -124,6 +139,26 @@ impl Script {
         let mut out = vec![ev(json!({"type": "response.created",
             "response": {"id": "resp_mock", "status": "in_progress"}}))];
         let mut index = 0;
+        if let Some(text) = &self.reasoning {
+            let item = |summary: Value| {
+                json!({"type": "reasoning", "id": "rs_mock", "summary": summary,
+                    "encrypted_content": encrypted(text)})
+            };
+            out.push(ev(json!({"type": "response.output_item.added",
+                "output_index": index, "item": item(json!([]))})));
+            out.push(ev(json!({"type": "response.reasoning_summary_part.added",
+                "item_id": "rs_mock", "output_index": index, "summary_index": 0,
+                "part": {"type": "summary_text", "text": ""}})));
+            for piece in pieces(text) {
+                out.push(ev(json!({"type": "response.reasoning_summary_text.delta",
+                    "item_id": "rs_mock", "output_index": index, "summary_index": 0,
+                    "delta": piece})));
+            }
+            let done = item(json!([{"type": "summary_text", "text": text}]));
+            out.push(ev(json!({"type": "response.output_item.done",
+                "output_index": index, "item": done})));
+            index += 1;
+        }
         if !self.text.is_empty() {
             let item = json!({"type": "message", "id": "msg_mock", "role": "assistant",
                 "status": "in_progress", "content": []});
@@ -197,6 +232,29 @@ impl Script {
             ev(json!({"type": "ping"})),
         ];
         let mut index = 0;
+        if let Some(text) = &self.reasoning {
+            out.push(ev(json!({"type": "content_block_start", "index": index,
+                "content_block": {"type": "thinking", "thinking": "", "signature": ""}})));
+            for piece in pieces(text) {
+                out.push(ev(json!({"type": "content_block_delta", "index": index,
+                    "delta": {"type": "thinking_delta", "thinking": piece}})));
+            }
+            let sig = signature(text);
+            let (a, b) = sig.split_at(sig.len() / 2);
+            for part in [a, b] {
+                out.push(ev(json!({"type": "content_block_delta", "index": index,
+                    "delta": {"type": "signature_delta", "signature": part}})));
+            }
+            out.push(ev(json!({"type": "content_block_stop", "index": index})));
+            out.push(ev(
+                json!({"type": "content_block_start", "index": index + 1,
+                "content_block": {"type": "redacted_thinking", "data": redacted(text)}}),
+            ));
+            out.push(ev(
+                json!({"type": "content_block_stop", "index": index + 1}),
+            ));
+            index += 2;
+        }
         if !self.text.is_empty() {
             out.push(ev(json!({"type": "content_block_start", "index": index,
                 "content_block": {"type": "text", "text": ""}})));
@@ -229,6 +287,21 @@ impl Script {
         out.push(ev(json!({"type": "message_stop"})));
         out
     }
+}
+
+/// The signature of the Anthropic thinking block for `text`.
+pub fn signature(text: &str) -> String {
+    format!("SIG{}x{}", text.len(), "Eq".repeat(8))
+}
+
+/// The data of the Anthropic redacted thinking block for `text`.
+pub fn redacted(text: &str) -> String {
+    format!("REDACTED{}", text.len())
+}
+
+/// The `encrypted_content` of the Responses reasoning item for `text`.
+pub fn encrypted(text: &str) -> String {
+    format!("gAAAA-ENC{}", text.len())
 }
 
 /// `text` in chunks of [`CHUNK`] characters.

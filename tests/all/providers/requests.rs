@@ -22,6 +22,7 @@ fn history(max_output_tokens: Option<u32>) -> ModelRequest {
                     call("call_1", "read_file", r#"{"path":"src/main.rs"}"#),
                     call("call_2", "grep", r#"{"pattern":"main"}"#),
                 ],
+                reasoning: vec![],
             },
             Message::Tool {
                 call_id: "call_1".into(),
@@ -38,6 +39,7 @@ fn history(max_output_tokens: Option<u32>) -> ModelRequest {
             Message::Assistant {
                 content: String::new(),
                 tool_calls: vec![call("call_3", "read_file", r#"{"path": "#)],
+                reasoning: vec![],
             },
             Message::Tool {
                 call_id: "call_3".into(),

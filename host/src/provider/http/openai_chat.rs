@@ -7,12 +7,17 @@
 //! The terminal event is `data: [DONE]`; a server that closes the stream
 //! cleanly after a `finish_reason` without it is accepted too. Tool results
 //! have no error flag in this format: their text says what went wrong.
+//! Reasoning streamed as `delta.reasoning_content` (DeepSeek, llama.cpp,
+//! vLLM) or `delta.reasoning` (Ollama, newer vLLM) is shown and recorded
+//! but not sent back: several of these servers refuse it in a request.
 
 use serde::Deserialize;
 use serde_json::{Value, json};
 use tokio::sync::mpsc::UnboundedSender;
 
-use super::super::{FinishReason, Message, ModelRequest, ModelResponse, StreamEvent, Usage};
+use super::super::{
+    FinishReason, Message, ModelRequest, ModelResponse, Reasoning, StreamEvent, Usage,
+};
 use super::retry::{self, AttemptError};
 use super::sse::{self, Decoder, PendingCall};
 
@@ -29,10 +34,12 @@ pub(super) fn request_body(request: &ModelRequest) -> Value {
             Message::Assistant {
                 content,
                 tool_calls,
+                ..
             } if tool_calls.is_empty() => json!({"role": "assistant", "content": content}),
             Message::Assistant {
                 content,
                 tool_calls,
+                ..
             } => {
                 let calls: Vec<Value> = tool_calls
                     .iter()
@@ -98,6 +105,8 @@ struct Choice {
 #[derive(Deserialize)]
 struct Delta {
     content: Option<String>,
+    reasoning_content: Option<String>,
+    reasoning: Option<String>,
     tool_calls: Option<Vec<CallDelta>>,
 }
 
@@ -126,6 +135,7 @@ struct ChatUsage {
 #[derive(Default)]
 pub(super) struct ChatDecoder {
     text: String,
+    reasoning: String,
     /// Each call with the stream `index` it arrived under.
     calls: Vec<(Option<u64>, PendingCall)>,
     finish: Option<FinishReason>,
@@ -179,8 +189,14 @@ impl ChatDecoder {
         } else {
             FinishReason::ToolCalls
         });
+        let reasoning = std::mem::take(&mut self.reasoning);
         ModelResponse {
             text: std::mem::take(&mut self.text),
+            reasoning: if reasoning.is_empty() {
+                Vec::new()
+            } else {
+                vec![Reasoning::Text { text: reasoning }]
+            },
             tool_calls,
             usage: self.usage,
             finish,
@@ -213,8 +229,15 @@ impl Decoder for ChatDecoder {
         for choice in chunk.choices {
             let delta = choice.delta.unwrap_or(Delta {
                 content: None,
+                reasoning_content: None,
+                reasoning: None,
                 tool_calls: None,
             });
+            let thought = delta.reasoning_content.or(delta.reasoning);
+            if let Some(text) = thought.filter(|t| !t.is_empty()) {
+                self.reasoning.push_str(&text);
+                sse::emit(events, StreamEvent::ReasoningDelta(text));
+            }
             if let Some(text) = delta.content.filter(|t| !t.is_empty()) {
                 self.text.push_str(&text);
                 sse::emit(events, StreamEvent::TextDelta(text));

@@ -6,12 +6,19 @@
 //! and is complete at `response.output_item.done`. The terminal event is
 //! `response.completed` (or `response.incomplete` when the output was cut
 //! short); `response.failed` and `error` end the turn with an error.
+//! A `reasoning` output item (its summary streamed as
+//! `response.reasoning_summary_text.delta`, or raw text as
+//! `response.reasoning_text.delta`) is kept verbatim, `encrypted_content`
+//! included, and goes back in later requests just before the assistant's
+//! message and calls of its turn.
 
 use serde::Deserialize;
 use serde_json::{Value, json};
 use tokio::sync::mpsc::UnboundedSender;
 
-use super::super::{FinishReason, Message, ModelRequest, ModelResponse, StreamEvent, Usage};
+use super::super::{
+    FinishReason, Message, ModelRequest, ModelResponse, Reasoning, StreamEvent, Usage,
+};
 use super::retry::{self, AttemptError};
 use super::sse::{self, Decoder, PendingCall};
 
@@ -24,7 +31,16 @@ pub(super) fn request_body(request: &ModelRequest) -> Value {
             Message::Assistant {
                 content,
                 tool_calls,
+                reasoning,
             } => {
+                for r in reasoning {
+                    match r {
+                        Reasoning::ResponsesItem { item } => input.push(item.clone()),
+                        Reasoning::Thinking { .. }
+                        | Reasoning::RedactedThinking { .. }
+                        | Reasoning::Text { .. } => {}
+                    }
+                }
                 if !content.is_empty() || tool_calls.is_empty() {
                     input.push(json!({
                         "type": "message",
@@ -141,6 +157,7 @@ struct Slot {
 #[derive(Default)]
 pub(super) struct ResponsesDecoder {
     text: String,
+    reasoning: Vec<Reasoning>,
     calls: Vec<Slot>,
 }
 
@@ -174,6 +191,7 @@ impl ResponsesDecoder {
         };
         Ok(ModelResponse {
             text: std::mem::take(&mut self.text),
+            reasoning: std::mem::take(&mut self.reasoning),
             tool_calls,
             usage: event.response.usage.map(|u| Usage {
                 input_tokens: u.input_tokens,
@@ -201,6 +219,26 @@ impl Decoder for ResponsesDecoder {
                 if !delta.is_empty() {
                     self.text.push_str(&delta);
                     sse::emit(events, StreamEvent::TextDelta(delta));
+                }
+            }
+            "response.reasoning_summary_text.delta" | "response.reasoning_text.delta" => {
+                let TextDelta { delta } = sse::typed(value)?;
+                if !delta.is_empty() {
+                    sse::emit(events, StreamEvent::ReasoningDelta(delta));
+                }
+            }
+            "response.reasoning_summary_part.added" => {
+                // Parts after the first are paragraphs of their own.
+                if value["summary_index"].as_u64().is_some_and(|i| i > 0) {
+                    sse::emit(events, StreamEvent::ReasoningDelta("\n\n".into()));
+                }
+            }
+            "response.output_item.done"
+                if value.pointer("/item/type").and_then(Value::as_str) == Some("reasoning") =>
+            {
+                if let Some(item) = value.get("item") {
+                    self.reasoning
+                        .push(Reasoning::ResponsesItem { item: item.clone() });
                 }
             }
             "response.output_item.added" => {

@@ -1,5 +1,6 @@
 //! Tools that push the WASI host-call limits: one huge host call, too many
-//! open handles, and an oversized request for random bytes.
+//! open handles, an oversized request for random bytes, and progress
+//! reports as fast as the guest can send them.
 
 use warden_sdk::serde_json::{Value, json};
 use warden_sdk::{Context, LogLevel, Output, Tool, ToolError};
@@ -95,5 +96,49 @@ impl Tool for RandomBytes {
     fn call(&self, input: RandomBytesInput, _cx: &Context) -> Result<Output, ToolError> {
         let bytes = crate::wasi_libc::random_bytes(input.len);
         Ok(Output::text(format!("got {} random bytes", bytes.len())))
+    }
+}
+
+/// Reports progress `count` times, `interval_ms` apart, then waits `then_ms`.
+pub struct Progress;
+
+#[derive(serde::Deserialize)]
+pub struct ProgressInput {
+    count: u32,
+    #[serde(default)]
+    interval_ms: u64,
+    #[serde(default)]
+    then_ms: u64,
+}
+
+impl Tool for Progress {
+    type Input = ProgressInput;
+    const NAME: &'static str = "progress";
+    const DESCRIPTION: &'static str = "Report progress `count` times (\"step i of count\", with the fraction), \
+         `interval_ms` apart, then wait `then_ms` before returning.";
+
+    fn input_schema(&self) -> Value {
+        json!({
+            "type": "object",
+            "properties": {
+                "count": {"type": "integer", "minimum": 0},
+                "interval_ms": {"type": "integer", "minimum": 0, "default": 0},
+                "then_ms": {"type": "integer", "minimum": 0, "default": 0}
+            },
+            "required": ["count"]
+        })
+    }
+
+    fn call(&self, input: ProgressInput, _cx: &Context) -> Result<Output, ToolError> {
+        let pause = std::time::Duration::from_millis(input.interval_ms);
+        for i in 1..=input.count {
+            let fraction = i as f32 / input.count as f32;
+            warden_sdk::progress(&format!("step {i} of {}", input.count), Some(fraction));
+            if !pause.is_zero() && i < input.count {
+                std::thread::sleep(pause);
+            }
+        }
+        std::thread::sleep(std::time::Duration::from_millis(input.then_ms));
+        Ok(Output::text(format!("reported {}", input.count)))
     }
 }

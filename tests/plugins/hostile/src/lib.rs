@@ -74,5 +74,6 @@ register!(
     hostcalls::BigLog,
     hostcalls::OpenMany,
     hostcalls::RandomBytes,
+    hostcalls::Progress,
     protected::ClobberGitConfig,
 );

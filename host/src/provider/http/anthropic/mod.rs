@@ -6,93 +6,22 @@
 //! object: the stored argument text is parsed, and text that is not a JSON
 //! object (the model once produced malformed arguments) goes back as `{}`
 //! — the tool's error result next to it tells the model what went wrong.
-//! The terminal event is `message_stop`.
+//! The terminal event is `message_stop`. `thinking` blocks (their text
+//! streamed as `thinking_delta`, then a `signature_delta`) and
+//! `redacted_thinking` blocks are kept and sent back unchanged, first in
+//! their assistant message, as the API requires while a tool-use turn goes on.
+
+mod request;
+
+pub(super) use request::request_body;
 
 use serde::Deserialize;
-use serde_json::{Value, json};
+use serde_json::Value;
 use tokio::sync::mpsc::UnboundedSender;
 
-use super::super::{FinishReason, Message, ModelRequest, ModelResponse, StreamEvent, Usage};
+use super::super::{FinishReason, ModelResponse, Reasoning, StreamEvent, Usage};
 use super::retry::{self, AttemptError};
 use super::sse::{self, Decoder, PendingCall};
-
-/// `max_tokens` when the request sets no limit; the API requires one.
-pub(super) const DEFAULT_MAX_TOKENS: u32 = 8192;
-
-/// The JSON body for `request`.
-pub(super) fn request_body(request: &ModelRequest) -> Value {
-    let mut messages: Vec<Value> = Vec::with_capacity(request.messages.len());
-    for message in &request.messages {
-        match message {
-            Message::User { content } => {
-                push_user_block(&mut messages, json!({"type": "text", "text": content}));
-            }
-            Message::Assistant {
-                content,
-                tool_calls,
-            } => {
-                let mut blocks = Vec::with_capacity(tool_calls.len() + 1);
-                if !content.is_empty() {
-                    blocks.push(json!({"type": "text", "text": content}));
-                }
-                blocks.extend(tool_calls.iter().map(|c| {
-                    let input = serde_json::from_str::<Value>(&c.arguments)
-                        .ok()
-                        .filter(Value::is_object)
-                        .unwrap_or_else(|| json!({}));
-                    json!({"type": "tool_use", "id": c.id, "name": c.name, "input": input})
-                }));
-                if !blocks.is_empty() {
-                    messages.push(json!({"role": "assistant", "content": blocks}));
-                }
-            }
-            Message::Tool {
-                call_id,
-                content,
-                is_error,
-                ..
-            } => push_user_block(
-                &mut messages,
-                json!({
-                    "type": "tool_result",
-                    "tool_use_id": call_id,
-                    "content": content,
-                    "is_error": is_error,
-                }),
-            ),
-        }
-    }
-    let mut body = json!({
-        "model": request.model,
-        "max_tokens": request.max_output_tokens.unwrap_or(DEFAULT_MAX_TOKENS),
-        "stream": true,
-        "messages": messages,
-    });
-    if !request.system.is_empty() {
-        body["system"] = request.system.clone().into();
-    }
-    if !request.tools.is_empty() {
-        let tools: Vec<Value> = request
-            .tools
-            .iter()
-            .map(|t| json!({"name": t.name, "description": t.description, "input_schema": t.parameters}))
-            .collect();
-        body["tools"] = tools.into();
-    }
-    body
-}
-
-/// Add a block to the user message at the end, or start one.
-fn push_user_block(messages: &mut Vec<Value>, block: Value) {
-    if let Some(last) = messages.last_mut()
-        && last["role"] == "user"
-        && let Some(blocks) = last["content"].as_array_mut()
-    {
-        blocks.push(block);
-        return;
-    }
-    messages.push(json!({"role": "user", "content": [block]}));
-}
 
 #[derive(Deserialize)]
 struct MessageStart {
@@ -128,6 +57,9 @@ struct StartBlock {
     name: Option<String>,
     text: Option<String>,
     input: Option<Value>,
+    thinking: Option<String>,
+    signature: Option<String>,
+    data: Option<String>,
 }
 
 #[derive(Deserialize)]
@@ -140,6 +72,8 @@ struct BlockDelta {
 struct DeltaBody {
     text: Option<String>,
     partial_json: Option<String>,
+    thinking: Option<String>,
+    signature: Option<String>,
 }
 
 #[derive(Deserialize)]
@@ -171,6 +105,8 @@ pub(super) struct AnthropicDecoder {
     /// Tool-use blocks by content-block index, in stream order, each with
     /// the input given whole at block start (normally empty).
     calls: Vec<(u64, PendingCall, Option<String>)>,
+    /// Thinking blocks by content-block index, in stream order.
+    reasoning: Vec<(u64, Reasoning)>,
     input_tokens: Option<u64>,
     output_tokens: Option<u64>,
     stop_reason: Option<String>,
@@ -185,6 +121,33 @@ impl AnthropicDecoder {
         if !text.is_empty() {
             self.text.push_str(&text);
             sse::emit(events, StreamEvent::TextDelta(text));
+        }
+    }
+
+    /// More of the thinking block at `index`: text to show, or its signature.
+    fn thinking(
+        &mut self,
+        index: u64,
+        more: Option<String>,
+        signature_part: Option<String>,
+        events: &UnboundedSender<StreamEvent>,
+    ) {
+        let Some((
+            _,
+            Reasoning::Thinking {
+                thinking,
+                signature,
+            },
+        )) = self.reasoning.iter_mut().find(|(i, _)| *i == index)
+        else {
+            return;
+        };
+        if let Some(more) = more.filter(|t| !t.is_empty()) {
+            thinking.push_str(&more);
+            sse::emit(events, StreamEvent::ReasoningDelta(more));
+        }
+        if let Some(part) = signature_part {
+            signature.push_str(&part);
         }
     }
 
@@ -209,6 +172,7 @@ impl AnthropicDecoder {
         });
         ModelResponse {
             text: std::mem::take(&mut self.text),
+            reasoning: self.reasoning.drain(..).map(|(_, r)| r).collect(),
             tool_calls,
             usage,
             finish,
@@ -255,6 +219,23 @@ impl Decoder for AnthropicDecoder {
                         };
                         self.calls.push((index, call, whole));
                     }
+                    "thinking" => {
+                        let thinking = block.thinking.unwrap_or_default();
+                        if !thinking.is_empty() {
+                            sse::emit(events, StreamEvent::ReasoningDelta(thinking.clone()));
+                        }
+                        let signature = block.signature.unwrap_or_default();
+                        let r = Reasoning::Thinking {
+                            thinking,
+                            signature,
+                        };
+                        self.reasoning.push((index, r));
+                    }
+                    "redacted_thinking" => {
+                        let data = block.data.unwrap_or_default();
+                        self.reasoning
+                            .push((index, Reasoning::RedactedThinking { data }));
+                    }
                     _ => {}
                 }
             }
@@ -262,6 +243,8 @@ impl Decoder for AnthropicDecoder {
                 let BlockDelta { index, delta } = sse::typed(value)?;
                 if let Some(text) = delta.text {
                     self.text(text, events);
+                } else if delta.thinking.is_some() || delta.signature.is_some() {
+                    self.thinking(index, delta.thinking, delta.signature, events);
                 } else if let Some(json) = delta.partial_json
                     && let Some((_, call, _)) = self.call(index)
                 {

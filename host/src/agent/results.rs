@@ -1,0 +1,135 @@
+//! What a turn leaves behind: each finished call becomes a tool message,
+//! events and session records (its output cut to fit the context, the
+//! full text saved beside the session), and the turn is closed.
+//!
+//! Invariant: every finished call yields exactly one tool message, in the
+//! order the calls were issued.
+
+use crate::approval::Approval;
+use crate::policy::DecidedBy;
+use crate::protocol::ToolOutcome;
+use crate::provider::{Message, Usage};
+
+use super::context;
+use super::scheduler::{self, FinishedCall};
+use super::session::{CallRecord, Record, SessionWriter};
+use super::stop::Alarm;
+use super::turn::RunState;
+use super::{Agent, AgentEvent, SessionError, StopReason};
+
+impl Agent {
+    /// Turn finished calls into tool messages, events and records.
+    pub(super) fn results(
+        &self,
+        session: &mut SessionWriter,
+        messages: &mut Vec<Message>,
+        finished: Vec<FinishedCall>,
+        run: &mut RunState,
+    ) -> Result<(), SessionError> {
+        for f in finished {
+            let id = f.prepared.call.id.clone();
+            let decision = f.result.as_ref().and_then(|r| r.decision.clone());
+            let approval = f
+                .result
+                .as_ref()
+                .and_then(|r| r.approval.as_ref())
+                .and_then(|a| match a {
+                    Approval::Policy => None,
+                    Approval::UserOnce
+                    | Approval::UserSession { .. }
+                    | Approval::SessionGrant { .. }
+                    | Approval::UserDenied { .. }
+                    | Approval::Unanswered { .. } => serde_json::to_value(a)
+                        .ok()
+                        .and_then(|v| v["type"].as_str().map(str::to_string)),
+                });
+            if let Some(d) = &decision {
+                (self.events)(AgentEvent::ToolDecision {
+                    call_id: id.clone(),
+                    verdict: d.verdict,
+                    by: match &d.by {
+                        DecidedBy::Rule { name, .. } => format!("rule {name}"),
+                        DecidedBy::Mode(mode) => format!("{mode} mode"),
+                    },
+                    reason: d.reason.clone(),
+                    approval,
+                });
+            }
+            let full = f.outcome.model_text();
+            let max = self.config.context.tool_output_bytes;
+            let (content, full_output) = if full.len() > max {
+                let path = session.save_output(&id, &full)?;
+                let shown = format!(
+                    "{}\n[output cut to fit the context: {} bytes in all; the full text is in {}]",
+                    context::cut_text(&full, max),
+                    full.len(),
+                    path.display()
+                );
+                (shown, Some(path.display().to_string()))
+            } else {
+                (full, None)
+            };
+            (self.events)(AgentEvent::ToolResult {
+                call_id: id.clone(),
+                tool: f.prepared.call.name.clone(),
+                outcome: f.outcome.label().to_string(),
+                summary: content
+                    .lines()
+                    .next()
+                    .unwrap_or("")
+                    .chars()
+                    .take(200)
+                    .collect(),
+                duration_ms: f.duration_ms,
+            });
+            if let Some(Alarm::Errors(count)) = run.watchdog.result(scheduler::failed(&f))
+                && run.stop.is_none()
+            {
+                run.stop = Some(StopReason::RepeatedErrors { count });
+            }
+            let is_error = match &f.outcome {
+                ToolOutcome::Success(_) => false,
+                ToolOutcome::Error(_) | ToolOutcome::Cancelled | ToolOutcome::Denied { .. } => true,
+            };
+            session.append(&Record::Call(CallRecord {
+                call_id: id.clone(),
+                tool: f.prepared.call.name.clone(),
+                arguments: f.prepared.call.arguments.clone(),
+                rationale: f.prepared.rationale.clone(),
+                decision,
+                outcome: f.outcome.clone(),
+                duration_ms: f.duration_ms,
+                full_output,
+            }))?;
+            let message = Message::Tool {
+                call_id: id,
+                name: f.prepared.call.name,
+                content,
+                is_error,
+            };
+            session.append(&Record::Message {
+                message: message.clone(),
+            })?;
+            messages.push(message);
+        }
+        Ok(())
+    }
+
+    pub(super) fn end_turn(
+        &self,
+        session: &mut SessionWriter,
+        run: &RunState,
+        usage: Option<Usage>,
+    ) -> Result<(), SessionError> {
+        session.append(&Record::TurnEnd {
+            turn: run.turn,
+            usage,
+        })?;
+        session.sync_soon()?;
+        (self.events)(AgentEvent::TurnCompleted {
+            turn: run.turn,
+            usage,
+        });
+        Ok(())
+    }
+}
