@@ -227,11 +227,11 @@ impl Decoder for ResponsesDecoder {
                     sse::emit(events, StreamEvent::ReasoningDelta(delta));
                 }
             }
-            "response.reasoning_summary_part.added" => {
-                // Parts after the first are paragraphs of their own.
-                if value["summary_index"].as_u64().is_some_and(|i| i > 0) {
-                    sse::emit(events, StreamEvent::ReasoningDelta("\n\n".into()));
-                }
+            // Summary parts after the first are paragraphs of their own.
+            "response.reasoning_summary_part.added"
+                if value["summary_index"].as_u64().is_some_and(|i| i > 0) =>
+            {
+                sse::emit(events, StreamEvent::ReasoningDelta("\n\n".into()));
             }
             "response.output_item.done"
                 if value.pointer("/item/type").and_then(Value::as_str) == Some("reasoning") =>
