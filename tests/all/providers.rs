@@ -14,6 +14,7 @@ use warden::provider::{
 use crate::mock_model::{MockModel, Reply, Script};
 
 mod errors;
+mod reasoning;
 mod requests;
 
 const FORMATS: [WireFormat; 3] = [
