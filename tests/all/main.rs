@@ -17,6 +17,7 @@ mod limits;
 mod mock_model;
 mod plugins;
 mod policy_cli;
+mod protected_metadata;
 mod protected_paths;
 mod providers;
 mod search_tools;

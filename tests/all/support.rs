@@ -199,6 +199,7 @@ pub fn guarded_grant(ws: &Path, access: FsAccess, protected: Option<PathGuard>) 
             access,
             protected,
         }),
+        extra_dirs: Vec::new(),
     }
 }
 
