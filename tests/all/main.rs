@@ -13,6 +13,7 @@ mod containment;
 mod fixtures;
 mod fs_tools;
 mod guest_units;
+mod limit_ceilings;
 mod limits;
 mod mock_model;
 mod plugins;

@@ -157,6 +157,7 @@ pub fn call_raw(
             workspace: ws,
             write,
             limits,
+            limit_requests: Default::default(),
             cancel: CancelToken::new(),
             progress: None,
             policy: None,

@@ -2,7 +2,6 @@
 
 use std::io::{IsTerminal, Read};
 use std::sync::Arc;
-use std::time::Duration;
 
 use serde_json::json;
 
@@ -12,6 +11,7 @@ use crate::approval::{
 };
 use crate::capability::WriteMode;
 use crate::pipeline::{self, CallResult, Invocation, Stage};
+use crate::policy::LimitOverrides;
 use crate::protocol::ToolOutcome;
 use crate::runtime::{CancelToken, Limits, ProgressEvent};
 
@@ -115,32 +115,10 @@ pub fn call(args: CallArgs) -> Exit {
         Ok(c) => c,
         Err(code) => return code,
     };
-    let mut limits = Limits::default();
-    if let Some(ms) = args.timeout_ms {
-        limits.deadline = Duration::from_millis(ms);
-    }
-    if let Some(mib) = args.memory_mib {
-        limits.memory_bytes = usize::try_from(mib)
-            .unwrap_or(usize::MAX)
-            .saturating_mul(1 << 20);
-    }
-    if let Some(bytes) = args.max_output_bytes {
-        limits.output_bytes = bytes;
-    }
-    for setting in &args.limits {
-        let parsed = setting
-            .split_once('=')
-            .ok_or_else(|| format!("--limit {setting}: expected KEY=VALUE"))
-            .and_then(|(k, v)| {
-                let value = v
-                    .parse::<u64>()
-                    .map_err(|_| format!("--limit {setting}: {v} is not a whole number"))?;
-                limits.set(k, value)
-            });
-        if let Err(e) = parsed {
-            return fail(args.json, Exit::Usage, &e);
-        }
-    }
+    let (limits, limit_requests) = match requested_limits(&args) {
+        Ok(l) => l,
+        Err(e) => return fail(args.json, Exit::Usage, &e),
+    };
     let progress: Option<crate::runtime::ProgressSink> = (!args.json
         && std::io::stderr().is_terminal())
     .then(|| Arc::new(|p: &ProgressEvent| show_progress(p)) as crate::runtime::ProgressSink);
@@ -155,6 +133,7 @@ pub fn call(args: CallArgs) -> Exit {
                 workspace: &workspace,
                 write: WriteMode::ReadOnly,
                 limits: limits.clone(),
+                limit_requests,
                 cancel: CancelToken::new(),
                 progress: progress.clone(),
                 policy: Some(&policy),
@@ -175,6 +154,37 @@ pub fn call(args: CallArgs) -> Exit {
     // would only add teardown time to every one-shot call.
     std::mem::forget(catalog);
     exit
+}
+
+/// The limits the flags set: those no policy governs, applied to the
+/// defaults, and the deadline, memory and output asked for, which a policy
+/// caps (the pipeline refuses a request above its ceiling).
+fn requested_limits(args: &CallArgs) -> Result<(Limits, LimitOverrides), String> {
+    let mut limits = Limits::default();
+    let mut requests = LimitOverrides::default();
+    let mut settings: Vec<(String, u64)> = Vec::new();
+    settings.extend(args.timeout_ms.map(|v| ("deadline-ms".to_string(), v)));
+    settings.extend(args.memory_mib.map(|v| ("memory-mib".to_string(), v)));
+    settings.extend(args.max_output_bytes.map(|v| ("output-bytes".to_string(), v as u64)));
+    for setting in &args.limits {
+        let (k, v) = setting
+            .split_once('=')
+            .ok_or_else(|| format!("--limit {setting}: expected KEY=VALUE"))?;
+        let value = v
+            .parse::<u64>()
+            .map_err(|_| format!("--limit {setting}: {v} is not a whole number"))?;
+        settings.push((k.to_string(), value));
+    }
+    for (key, value) in settings {
+        limits.set(&key, value)?;
+        match key.as_str() {
+            "deadline-ms" => requests.deadline = Some(limits.deadline),
+            "memory-mib" => requests.memory_bytes = Some(limits.memory_bytes),
+            "output-bytes" => requests.output_bytes = Some(limits.output_bytes),
+            _ => {}
+        }
+    }
+    Ok((limits, requests))
 }
 
 /// Who answers asks: the user at the controlling terminal when the command

@@ -88,6 +88,7 @@ impl Extras {
                 workspace: &self.sb.ws(),
                 write: WriteMode::ReadOnly,
                 limits: Limits::default(),
+                limit_requests: Default::default(),
                 cancel: CancelToken::new(),
                 progress: None,
                 policy: Some(&policy),
