@@ -16,6 +16,7 @@ mod guest_units;
 mod limit_ceilings;
 mod limits;
 mod mock_model;
+mod plugin_refusals;
 mod plugins;
 mod policy_cli;
 mod protected_metadata;
