@@ -164,7 +164,10 @@ fn a_single_key_answers_without_enter() {
     p.send_line("").unwrap();
     let (rest, code) = finish(p);
     assert_eq!(code, 3, "{rest}");
-    assert_eq!((sb.read("a.txt"), sb.read("b.txt")), ("1".into(), "2".into()));
+    assert_eq!(
+        (sb.read("a.txt"), sb.read("b.txt")),
+        ("1".into(), "2".into())
+    );
     assert!(!sb.exists("c.txt"));
 }
 

@@ -43,7 +43,9 @@ fn tight_call(home: &Path, tool: &str, flags: &[&str]) -> (Option<i32>, Value) {
     let sb = Sandbox::new();
     sb.write("a.txt", "A\n");
     let ws = sb.ws().display().to_string();
-    let mut args = vec!["tool", "call", tool, "--policy", "tight", "--json", "-w", &ws];
+    let mut args = vec![
+        "tool", "call", tool, "--policy", "tight", "--json", "-w", &ws,
+    ];
     args.extend_from_slice(flags);
     let input = if tool == "read_file" {
         r#"{"path":"a.txt"}"#
@@ -60,11 +62,26 @@ fn tight_call(home: &Path, tool: &str, flags: &[&str]) -> (Option<i32>, Value) {
 fn asking_for_more_than_the_policy_allows_is_a_usage_error() {
     let home = home();
     for (flags, key, requested, ceiling) in [
-        (&["--limit", "deadline-ms=20000"][..], "deadline-ms", 20000, 10000),
+        (
+            &["--limit", "deadline-ms=20000"][..],
+            "deadline-ms",
+            20000,
+            10000,
+        ),
         (&["--timeout-ms", "10001"][..], "deadline-ms", 10001, 10000),
         (&["--memory-mib", "256"][..], "memory-mib", 256, 128),
-        (&["--limit", "output-bytes=262145"][..], "output-bytes", 262145, 262144),
-        (&["--max-output-bytes", "1048576"][..], "output-bytes", 1048576, 262144),
+        (
+            &["--limit", "output-bytes=262145"][..],
+            "output-bytes",
+            262145,
+            262144,
+        ),
+        (
+            &["--max-output-bytes", "1048576"][..],
+            "output-bytes",
+            1048576,
+            262144,
+        ),
     ] {
         let (code, doc) = tight_call(home.path(), "read_file", flags);
         assert_eq!(code, Some(2), "{flags:?}: {doc}");
@@ -79,7 +96,10 @@ fn asking_for_more_than_the_policy_allows_is_a_usage_error() {
             ),
             "{flags:?}"
         );
-        assert!(doc["report"].is_null() && doc["duration_ms"].is_null(), "it ran: {doc}");
+        assert!(
+            doc["report"].is_null() && doc["duration_ms"].is_null(),
+            "it ran: {doc}"
+        );
     }
 }
 

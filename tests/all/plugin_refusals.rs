@@ -117,7 +117,10 @@ fn listed(home: &Path) -> Vec<String> {
 #[test]
 fn install_refuses_a_tool_another_plugin_provides() {
     let home = fresh_home();
-    let (code, _, err) = cli(home.path(), &["plugin", "install", warden::test_plugins::ECHO]);
+    let (code, _, err) = cli(
+        home.path(),
+        &["plugin", "install", warden::test_plugins::ECHO],
+    );
     assert_eq!(code, Some(0), "{err}");
     let before = (listed(home.path()), plugin_dirs(home.path()));
 
@@ -177,7 +180,11 @@ fn install_refuses_a_component_that_is_not_a_plugin() {
         other => panic!("expected NotAPlugin, got {other:?}"),
     }
     assert_eq!(listed(home.path()), ["fs", "search"]);
-    assert!(plugin_dirs(home.path()).is_empty(), "{:?}", plugin_dirs(home.path()));
+    assert!(
+        plugin_dirs(home.path()).is_empty(),
+        "{:?}",
+        plugin_dirs(home.path())
+    );
 }
 
 #[test]
@@ -186,7 +193,11 @@ fn a_declared_network_capability_is_cut_and_the_cut_recorded() {
     let dir = tempfile::tempdir().unwrap();
     let manifest = "name = \"echo-net\"\nversion = \"0.1.0\"\n[capabilities]\n\
                     network = [\"https://api.example.com:443\"]";
-    let net = write(dir.path(), "net.wasm", &with_manifest(&echo_wasm(), manifest));
+    let net = write(
+        dir.path(),
+        "net.wasm",
+        &with_manifest(&echo_wasm(), manifest),
+    );
     let (code, _, err) = cli(home.path(), &["plugin", "install", net.to_str().unwrap()]);
     assert_eq!(code, Some(0), "{err}");
 
@@ -202,7 +213,10 @@ fn a_declared_network_capability_is_cut_and_the_cut_recorded() {
     assert_eq!(cuts.len(), 1, "{doc}");
     assert_eq!(cuts[0]["declared"], "network: https://api.example.com:443");
     assert!(
-        cuts[0]["granted"].as_str().unwrap().starts_with("no network"),
+        cuts[0]["granted"]
+            .as_str()
+            .unwrap()
+            .starts_with("no network"),
         "{doc}"
     );
     assert!(doc["grant"]["filesystem"].is_null(), "{doc}");
@@ -210,7 +224,9 @@ fn a_declared_network_capability_is_cut_and_the_cut_recorded() {
     let (code, _, err) = cli(home.path(), &args);
     assert_eq!(code, Some(0), "{err}");
     assert!(
-        err.contains("warden: note: declared network: https://api.example.com:443 → granted no network"),
+        err.contains(
+            "warden: note: declared network: https://api.example.com:443 → granted no network"
+        ),
         "{err}"
     );
 }

@@ -192,7 +192,10 @@ fn explain_names_the_deciding_rule_and_the_grant() {
 #[test]
 fn explain_shows_the_extra_directories_a_call_gets() {
     let dir = tempfile::tempdir().unwrap();
-    let data = std::fs::canonicalize(dir.path()).unwrap().display().to_string();
+    let data = std::fs::canonicalize(dir.path())
+        .unwrap()
+        .display()
+        .to_string();
     let gone = format!("{data}/gone");
     let policy = dir.path().join("extra.toml");
     std::fs::write(
@@ -234,7 +237,8 @@ fn explain_shows_the_extra_directories_a_call_gets() {
     );
     let cuts = v["grant_cuts"].as_array().unwrap();
     assert!(
-        cuts.iter().any(|c| c["granted"].as_str().unwrap().contains(&gone)),
+        cuts.iter()
+            .any(|c| c["granted"].as_str().unwrap().contains(&gone)),
         "{v}"
     );
 }

@@ -36,7 +36,12 @@ fn policy(readable: bool) -> Policy {
 
 fn grant(sb: &Sandbox, readable: bool) -> Grant {
     let caps = &hostile().meta.manifest.capabilities;
-    Grant::from_policy(caps, &sb.ws(), &policy(readable).grant_for("hostile", "stat_path")).0
+    Grant::from_policy(
+        caps,
+        &sb.ws(),
+        &policy(readable).grant_for("hostile", "stat_path"),
+    )
+    .0
 }
 
 fn hostile_call(tool: &str, input: serde_json::Value, grant: &Grant) -> CallReport {
@@ -62,9 +67,21 @@ fn metadata_of_unreadable_protected_paths_is_refused() {
         ("stat_path", "src/../.env", false, FsOp::Stat, ".env"),
         // Followed, a link is judged where it leads.
         ("stat_path", "innocent", true, FsOp::Stat, ".git/config"),
-        ("stat_path", "gitdir/config", false, FsOp::Stat, ".git/config"),
+        (
+            "stat_path",
+            "gitdir/config",
+            false,
+            FsOp::Stat,
+            ".git/config",
+        ),
         ("stat_path", ".env.local", false, FsOp::Stat, ".env.local"),
-        ("read_link", ".env.local", false, FsOp::Readlink, ".env.local"),
+        (
+            "read_link",
+            ".env.local",
+            false,
+            FsOp::Readlink,
+            ".env.local",
+        ),
     ] {
         let input = json!({"path": format!("/workspace/{path}"), "follow": follow});
         let r = hostile_call(tool, input, &sealed);
@@ -105,8 +122,18 @@ fn metadata_of_readable_protected_paths_reads_as_usual() {
     let sb = project();
     let open = grant(&sb, true);
     for (tool, path, follow, expected) in [
-        ("stat_path", ".git/config", false, format!("file {}", GIT_CONFIG.len())),
-        ("stat_path", "innocent", true, format!("file {}", GIT_CONFIG.len())),
+        (
+            "stat_path",
+            ".git/config",
+            false,
+            format!("file {}", GIT_CONFIG.len()),
+        ),
+        (
+            "stat_path",
+            "innocent",
+            true,
+            format!("file {}", GIT_CONFIG.len()),
+        ),
         ("stat_path", ".env.local", false, "symlink 9".to_string()),
         ("read_link", ".env.local", false, "src/a.txt".to_string()),
     ] {

@@ -148,7 +148,10 @@ fn read_key(input: &mut dyn BufRead, skip_blank: bool) -> io::Result<u8> {
         }
         let burst = buf.len();
         let key = match skip_blank {
-            true => buf.iter().copied().find(|b| !matches!(b, b'\n' | b'\r' | b' ')),
+            true => buf
+                .iter()
+                .copied()
+                .find(|b| !matches!(b, b'\n' | b'\r' | b' ')),
             false => Some(buf[0]),
         };
         input.consume(burst);

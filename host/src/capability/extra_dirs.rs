@@ -119,11 +119,16 @@ mod tests {
         assert_eq!(rw[0].access, FsAccess::ReadWrite);
         assert_eq!(rw[0].host_dir, std::fs::canonicalize(tmp.path()).unwrap());
         assert_eq!(cuts.len(), 1);
-        assert!(cuts[0].granted.contains("missing: it does not exist"), "{cuts:?}");
+        assert!(
+            cuts[0].granted.contains("missing: it does not exist"),
+            "{cuts:?}"
+        );
 
         let ro = extra_dirs_for(FsNeed::Read, Some(FsAccess::ReadOnly), &granted, &mut cuts);
         assert_eq!(ro[0].access, FsAccess::ReadOnly);
-        assert!(extra_dirs_for(FsNeed::None, Some(FsAccess::ReadWrite), &granted, &mut cuts).is_empty());
+        assert!(
+            extra_dirs_for(FsNeed::None, Some(FsAccess::ReadWrite), &granted, &mut cuts).is_empty()
+        );
         assert!(extra_dirs_for(FsNeed::ReadWrite, None, &granted, &mut cuts).is_empty());
         assert_eq!(
             describe(&rw),

@@ -2,8 +2,8 @@
 
 use std::path::{Path, PathBuf};
 
-use super::extra_dirs::{self, DirGrant, extra_dirs_for};
 use super::PathGuard;
+use super::extra_dirs::{self, DirGrant, extra_dirs_for};
 use crate::plugin::{DeclaredCapabilities, FsNeed};
 
 /// Access to a directory.

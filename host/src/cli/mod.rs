@@ -3,6 +3,7 @@
 //! Exit codes are part of the interface, see [`Exit`].
 
 mod audit_cmd;
+mod limit_args;
 mod plugin_cmd;
 mod policy_cmd;
 mod run_cmd;

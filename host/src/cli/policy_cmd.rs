@@ -272,7 +272,10 @@ fn explain(policy: Option<&str>, tool: &str, input: &str, json: bool) -> Exit {
             limits.output_bytes
         );
         for cut in &cuts {
-            println!("cut:      declared {} → granted {}", cut.declared, cut.granted);
+            println!(
+                "cut:      declared {} → granted {}",
+                cut.declared, cut.granted
+            );
         }
     }
     Exit::Success

@@ -11,9 +11,8 @@ use crate::approval::{
 };
 use crate::capability::WriteMode;
 use crate::pipeline::{self, CallResult, Invocation, Stage};
-use crate::policy::LimitOverrides;
 use crate::protocol::ToolOutcome;
-use crate::runtime::{CancelToken, Limits, ProgressEvent};
+use crate::runtime::{CancelToken, ProgressEvent};
 
 pub fn list(json: bool) -> Exit {
     let catalog = match open_catalog(json) {
@@ -115,7 +114,7 @@ pub fn call(args: CallArgs) -> Exit {
         Ok(c) => c,
         Err(code) => return code,
     };
-    let (limits, limit_requests) = match requested_limits(&args) {
+    let (limits, limit_requests) = match super::limit_args::requested_limits(&args) {
         Ok(l) => l,
         Err(e) => return fail(args.json, Exit::Usage, &e),
     };
@@ -154,37 +153,6 @@ pub fn call(args: CallArgs) -> Exit {
     // would only add teardown time to every one-shot call.
     std::mem::forget(catalog);
     exit
-}
-
-/// The limits the flags set: those no policy governs, applied to the
-/// defaults, and the deadline, memory and output asked for, which a policy
-/// caps (the pipeline refuses a request above its ceiling).
-fn requested_limits(args: &CallArgs) -> Result<(Limits, LimitOverrides), String> {
-    let mut limits = Limits::default();
-    let mut requests = LimitOverrides::default();
-    let mut settings: Vec<(String, u64)> = Vec::new();
-    settings.extend(args.timeout_ms.map(|v| ("deadline-ms".to_string(), v)));
-    settings.extend(args.memory_mib.map(|v| ("memory-mib".to_string(), v)));
-    settings.extend(args.max_output_bytes.map(|v| ("output-bytes".to_string(), v as u64)));
-    for setting in &args.limits {
-        let (k, v) = setting
-            .split_once('=')
-            .ok_or_else(|| format!("--limit {setting}: expected KEY=VALUE"))?;
-        let value = v
-            .parse::<u64>()
-            .map_err(|_| format!("--limit {setting}: {v} is not a whole number"))?;
-        settings.push((k.to_string(), value));
-    }
-    for (key, value) in settings {
-        limits.set(&key, value)?;
-        match key.as_str() {
-            "deadline-ms" => requests.deadline = Some(limits.deadline),
-            "memory-mib" => requests.memory_bytes = Some(limits.memory_bytes),
-            "output-bytes" => requests.output_bytes = Some(limits.output_bytes),
-            _ => {}
-        }
-    }
-    Ok((limits, requests))
 }
 
 /// Who answers asks: the user at the controlling terminal when the command

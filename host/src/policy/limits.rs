@@ -45,7 +45,11 @@ impl LimitOverrides {
             limits.memory_bytes = m;
         }
         if let Some(o) = requests.output_bytes {
-            check("output-bytes", o as u64, self.output_bytes.map(|c| c as u64))?;
+            check(
+                "output-bytes",
+                o as u64,
+                self.output_bytes.map(|c| c as u64),
+            )?;
             limits.output_bytes = o;
         }
         Ok(limits)
@@ -87,7 +91,10 @@ mod tests {
     fn the_policy_value_applies_unless_a_request_lowers_it() {
         let none = LimitOverrides::default();
         let l = policy().with_requests(&none, Limits::default()).unwrap();
-        assert_eq!((l.deadline, l.memory_bytes), (Duration::from_secs(10), 128 << 20));
+        assert_eq!(
+            (l.deadline, l.memory_bytes),
+            (Duration::from_secs(10), 128 << 20)
+        );
         let lower = LimitOverrides {
             deadline: Some(Duration::from_secs(2)),
             memory_bytes: Some(64 << 20),
@@ -123,7 +130,12 @@ mod tests {
             deadline: Some(Duration::from_millis(10_001)),
             ..LimitOverrides::default()
         };
-        let e = policy().with_requests(&later, Limits::default()).unwrap_err();
-        assert_eq!((e.key, e.requested, e.ceiling), ("deadline-ms", 10_001, 10_000));
+        let e = policy()
+            .with_requests(&later, Limits::default())
+            .unwrap_err();
+        assert_eq!(
+            (e.key, e.requested, e.ceiling),
+            ("deadline-ms", 10_001, 10_000)
+        );
     }
 }

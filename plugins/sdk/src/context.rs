@@ -73,7 +73,11 @@ impl Context {
             call_id: "test".into(),
             workspace: Some(workspace.into()),
             workspace_display: None,
-            extra_dirs: extra_dirs.iter().map(|d| d.to_string()).collect::<Vec<_>>().into(),
+            extra_dirs: extra_dirs
+                .iter()
+                .map(|d| d.to_string())
+                .collect::<Vec<_>>()
+                .into(),
             deadline_ms: 10_000,
         }
     }

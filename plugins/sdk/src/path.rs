@@ -57,10 +57,12 @@ impl WorkspacePath {
         let workspace = [display, Some(root)]
             .into_iter()
             .flatten()
-            .filter_map(|dir| strip_dir_prefix(input, dir).map(|rest| (dir.len(), Root::Workspace(root), rest)));
-        let extras = extra
-            .iter()
-            .filter_map(|dir| strip_dir_prefix(input, dir).map(|rest| (dir.len(), Root::Extra(dir), rest)));
+            .filter_map(|dir| {
+                strip_dir_prefix(input, dir).map(|rest| (dir.len(), Root::Workspace(root), rest))
+            });
+        let extras = extra.iter().filter_map(|dir| {
+            strip_dir_prefix(input, dir).map(|rest| (dir.len(), Root::Extra(dir), rest))
+        });
         match workspace.chain(extras).max_by_key(|(len, _, _)| *len) {
             Some((_, at, rest)) => Self::under(at, rest, input),
             None if extra.is_empty() => Err(ToolError::permission_denied(
@@ -214,13 +216,9 @@ mod tests {
             .map_err(|e| e.message)
             .and_then(|p| {
                 // A grant of `/` covers everything else, and changes no answer above.
-                let all = WorkspacePath::resolve_among(
-                    "/workspace",
-                    Some("/home/u/proj"),
-                    &extra,
-                    input,
-                )
-                .map_err(|e| e.message)?;
+                let all =
+                    WorkspacePath::resolve_among("/workspace", Some("/home/u/proj"), &extra, input)
+                        .map_err(|e| e.message)?;
                 assert_eq!(all, p, "{input}");
                 Ok(p)
             })
@@ -261,18 +259,27 @@ mod tests {
             ("/data/a.txt", "/data/a.txt", "a.txt", true)
         );
         let root = extra("/data").unwrap();
-        assert_eq!((root.guest(), root.display(), root.relative()), ("/data", "/data", ""));
+        assert_eq!(
+            (root.guest(), root.display(), root.relative()),
+            ("/data", "/data", "")
+        );
         assert_eq!(root.join("x").display(), "/data/x");
         assert_eq!(
             extra("/data/a/b").unwrap().parent().unwrap().display(),
             "/data/a"
         );
-        assert_eq!(extra("/data/a").unwrap().parent().unwrap().display(), "/data");
+        assert_eq!(
+            extra("/data/a").unwrap().parent().unwrap().display(),
+            "/data"
+        );
         assert_eq!(extra("a/b").unwrap().parent().unwrap().display(), "a");
         assert_eq!(extra("a").unwrap().parent().unwrap().display(), ".");
         // The workspace lies inside `/home/u`: the longer match wins.
         let ws = extra("/home/u/proj/src").unwrap();
-        assert_eq!((ws.guest(), ws.display(), ws.is_extra()), ("/workspace/src", "src", false));
+        assert_eq!(
+            (ws.guest(), ws.display(), ws.is_extra()),
+            ("/workspace/src", "src", false)
+        );
         assert_eq!(extra("/home/u/notes").unwrap().guest(), "/home/u/notes");
     }
 
@@ -286,6 +293,10 @@ mod tests {
             "{e}"
         );
         assert!(extra("/data/../etc").unwrap_err().contains("escapes /data"));
-        assert!(extra("/database/x").unwrap_err().contains("outside the workspace"));
+        assert!(
+            extra("/database/x")
+                .unwrap_err()
+                .contains("outside the workspace")
+        );
     }
 }

@@ -122,7 +122,9 @@ impl Extras {
     /// Panic if `text` names a host path other than the granted directories.
     #[track_caller]
     fn assert_sealed(&self, text: &str) {
-        let rest = text.replace(&self.at("rw"), "RW").replace(&self.at("ro"), "RO");
+        let rest = text
+            .replace(&self.at("rw"), "RW")
+            .replace(&self.at("ro"), "RO");
         assert_sealed(&rest, &self.sb);
         assert!(!rest.contains(CANARY_TEXT), "canary content in {text:?}");
     }
@@ -149,7 +151,11 @@ fn extra_dirs_are_reachable_at_their_absolute_paths_with_their_access() {
         "write_file",
         json!({"path": x.at("rw/sub/new.txt"), "content": "new\n"}),
     );
-    assert!(ok(&r).text.contains(&x.at("rw/sub/new.txt")), "{:?}", r.outcome);
+    assert!(
+        ok(&r).text.contains(&x.at("rw/sub/new.txt")),
+        "{:?}",
+        r.outcome
+    );
     assert_eq!(read(&x.root().join("rw/sub/new.txt")), "new\n");
     // The read-only directory refuses the same write, naming only itself.
     let r = x.call(
@@ -223,7 +229,11 @@ fn nothing_beside_an_extra_dir_is_reachable() {
         &grant,
     );
     ok_report(&r);
-    let r = raw("read_path", json!({"path": format!("{rw}/planted")}), &grant);
+    let r = raw(
+        "read_path",
+        json!({"path": format!("{rw}/planted")}),
+        &grant,
+    );
     raw_refused(&r, ErrorKind::PermissionDenied);
     x.assert_canaries_intact();
 }
@@ -235,14 +245,23 @@ fn a_read_only_extra_dir_refuses_every_change() {
     let grant = x.grant(true);
     let before = snapshot(&x.root().join("ro"));
     for (tool, input) in [
-        ("write_path", json!({"path": format!("{ro}/new.txt"), "content": "x"})),
-        ("write_path", json!({"path": format!("{ro}/data.txt"), "content": "x"})),
+        (
+            "write_path",
+            json!({"path": format!("{ro}/new.txt"), "content": "x"}),
+        ),
+        (
+            "write_path",
+            json!({"path": format!("{ro}/data.txt"), "content": "x"}),
+        ),
         (
             "write_path",
             json!({"path": format!("{ro}/data.txt"), "content": "x", "append": true}),
         ),
         ("open_truncate", json!({"path": format!("{ro}/data.txt")})),
-        ("set_len", json!({"path": format!("{ro}/data.txt"), "len": 0})),
+        (
+            "set_len",
+            json!({"path": format!("{ro}/data.txt"), "len": 0}),
+        ),
         (
             "rename",
             json!({"from": format!("{ro}/data.txt"), "to": format!("{ro}/moved.txt")}),
@@ -263,7 +282,10 @@ fn a_read_only_extra_dir_refuses_every_change() {
             "hard_link",
             json!({"from": format!("{rw}/notes.txt"), "to": format!("{ro}/h.txt")}),
         ),
-        ("symlink", json!({"target": "data.txt", "link": format!("{ro}/s")})),
+        (
+            "symlink",
+            json!({"target": "data.txt", "link": format!("{ro}/s")}),
+        ),
         ("remove", json!({"path": format!("{ro}/data.txt")})),
         ("remove", json!({"path": format!("{ro}/sub")})),
         ("mkdir", json!({"path": format!("{ro}/d")})),
@@ -338,7 +360,11 @@ fn protected_paths_hold_in_extra_dirs() {
             op,
             path: format!("{rw}/.env"),
         };
-        assert!(r.boundary_denials.contains(&wanted), "{:?}", r.boundary_denials);
+        assert!(
+            r.boundary_denials.contains(&wanted),
+            "{:?}",
+            r.boundary_denials
+        );
     }
     assert_eq!(read(&x.root().join("rw/.git/config")), "[core]\n");
     assert_eq!(read(&x.root().join("rw/.env")), "TOKEN=x\n");
@@ -361,7 +387,12 @@ fn extra_dirs_come_only_with_the_workspace_and_the_declared_need() {
     // A tool annotated read-only gets every directory read-only.
     let r = x.call("read_file", json!({"path": x.at("rw/notes.txt")}));
     let grant = r.grant.as_ref().unwrap();
-    assert!(grant.extra_dirs.iter().all(|d| d.access == FsAccess::ReadOnly));
+    assert!(
+        grant
+            .extra_dirs
+            .iter()
+            .all(|d| d.access == FsAccess::ReadOnly)
+    );
     // A directory that does not exist is left out, and the call says so.
     let missing = x.at("gone");
     let text = format!(

@@ -106,7 +106,10 @@ impl FsBoundary {
             shown: Some(d.guest_path()),
         }));
         let changes_granted = fs.access == FsAccess::ReadWrite
-            || grant.extra_dirs.iter().any(|d| d.access == FsAccess::ReadWrite);
+            || grant
+                .extra_dirs
+                .iter()
+                .any(|d| d.access == FsAccess::ReadWrite);
         FsBoundary {
             guard: fs.protected.clone(),
             roots,

@@ -36,8 +36,7 @@ fn only_what_the_grant_could_do_is_checked() {
     assert!(!ro.checks(PathUse::Change));
     let open = boundary(FsAccess::ReadWrite, None);
     assert!(
-        !open.checks(PathUse::Change)
-            && !open.refuses("/home/u/proj/.git/config", PathUse::Change)
+        !open.checks(PathUse::Change) && !open.refuses("/home/u/proj/.git/config", PathUse::Change)
     );
     assert!(!FsBoundary::for_grant(&Grant::none()).checks(PathUse::Change));
     let ro_with_rw_extra = FsBoundary::for_grant(&grant(

@@ -53,8 +53,8 @@ use wasmtime_wasi::p2::bindings::sync::filesystem::types::{
 use wasmtime_wasi::p2::bindings::sync::io::streams;
 use wasmtime_wasi::p2::{FsError, FsResult};
 
-use super::fs_boundary::{FsBoundary, FsOp};
 use super::PathUse;
+use super::fs_boundary::{FsBoundary, FsOp};
 
 /// The filesystem as a guest sees it: wasmtime's, behind the boundary.
 pub struct GuardedFs<'a> {

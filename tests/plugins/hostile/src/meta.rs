@@ -74,7 +74,8 @@ impl Tool for ReadLink {
     }
 
     fn call(&self, input: ReadLinkInput, _cx: &Context) -> Result<Output, ToolError> {
-        let target = fs::read_link(&input.path).map_err(|e| io_error("readlink", &input.path, &e))?;
+        let target =
+            fs::read_link(&input.path).map_err(|e| io_error("readlink", &input.path, &e))?;
         Ok(Output::text(target.display().to_string()))
     }
 }
