@@ -408,3 +408,53 @@ fn extra_dirs_come_only_with_the_workspace_and_the_declared_need() {
         format!("without the extra directory {missing}: it does not exist or is not a directory")
     );
 }
+
+#[test]
+fn an_extra_dir_named_through_a_symlink_is_known_by_that_name() {
+    let x = Extras::new();
+    let links = tempfile::tempdir().unwrap();
+    let alias = std::fs::canonicalize(links.path()).unwrap().join("alias");
+    std::os::unix::fs::symlink(x.root().join("rw"), &alias).unwrap();
+    let alias = alias.display().to_string();
+    let text = format!(
+        "name = 'alias'\nmode = 'auto'\n[grants.default]\nworkspace = 'read-write'\n\
+         extra_dirs = [{{ path = '{alias}', access = 'read-write' }}]\n"
+    );
+    let policy = Policy::parse(&text, "alias.toml").unwrap();
+    let r = pipeline::run(
+        catalog(),
+        Invocation {
+            tool: "grep",
+            input: &json!({"pattern": "^N", "path": alias}).to_string(),
+            workspace: &x.sb.ws(),
+            write: WriteMode::ReadOnly,
+            limits: Limits::default(),
+            limit_requests: Default::default(),
+            cancel: CancelToken::new(),
+            progress: None,
+            policy: Some(&policy),
+            approval: None,
+            rationale: None,
+        },
+    );
+    let found = &ok(&r).text;
+    assert!(found.contains(&format!("{alias}/notes.txt")), "{found}");
+    assert!(!found.contains(&x.at("rw")), "the real path leaked: {found}");
+    let caps = &hostile().meta.manifest.capabilities;
+    let grant = Grant::from_policy(caps, &x.sb.ws(), &policy.grant_for("hostile", "x")).0;
+    assert_eq!(grant.extra_dirs[0].host_dir, x.root().join("rw"));
+    let r = raw(
+        "write_path",
+        json!({"path": format!("{alias}/.env"), "content": "x"}),
+        &grant,
+    );
+    let message = raw_refused(&r, ErrorKind::PermissionDenied);
+    assert!(!message.contains(&x.at("rw")), "{message}");
+    let wanted = BoundaryDenial {
+        op: FsOp::Open,
+        path: format!("{alias}/.env"),
+    };
+    assert!(r.boundary_denials.contains(&wanted), "{:?}", r.boundary_denials);
+    assert_eq!(read(&x.root().join("rw/.env")), "TOKEN=x\n");
+    x.assert_canaries_intact();
+}
