@@ -69,6 +69,7 @@ fn bench(c: &mut Criterion) {
                 workspace: tree.path(),
                 write: WriteMode::ReadOnly,
                 limits: Limits::default(),
+                limit_requests: Default::default(),
                 cancel: CancelToken::new(),
                 progress: None,
                 policy: None,

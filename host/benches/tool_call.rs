@@ -64,6 +64,7 @@ fn bench(c: &mut Criterion) {
             access: FsAccess::ReadOnly,
             protected: None,
         }),
+        extra_dirs: Vec::new(),
     };
     let read_input = r#"{"path":"small.txt"}"#;
     c.bench_function("read_file_fresh_instance", |b| {
@@ -130,6 +131,7 @@ fn bench_protected_paths(c: &mut Criterion, catalog: &Catalog, ws: &std::path::P
             access: FsAccess::ReadWrite,
             protected,
         }),
+        extra_dirs: Vec::new(),
     };
     let unreadable = PathGuard::new(
         PathGuard::defaults().globs().to_vec(),

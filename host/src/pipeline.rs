@@ -12,7 +12,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use crate::approval::{Approval, ApprovalRequest, Approvals};
 use crate::capability::{Grant, GrantCut, WriteMode};
 use crate::plugin::Catalog;
-use crate::policy::{CallFacts, DecidedBy, Decision, Policy, Verdict};
+use crate::policy::{CallFacts, DecidedBy, Decision, LimitOverrides, Policy, Verdict};
 use crate::protocol::{ErrorKind, ToolError, ToolOutcome};
 use crate::runtime::{CallReport, CallRequest, CancelToken, Limits, ProgressSink};
 
@@ -23,7 +23,13 @@ pub struct Invocation<'a> {
     pub input: &'a str,
     pub workspace: &'a Path,
     pub write: WriteMode,
+    /// The limits to start from: the runtime defaults, plus any the caller
+    /// set that no policy governs.
     pub limits: Limits,
+    /// Deadline, memory and output the caller asked for explicitly: under a
+    /// policy they may lower its limits, never raise them (a request above
+    /// a policy's ceiling rejects the call as bad usage).
+    pub limit_requests: LimitOverrides,
     pub cancel: CancelToken,
     pub progress: Option<ProgressSink>,
     /// The policy deciding the call and its grant. Without one, the grant is
@@ -164,7 +170,10 @@ fn run_unhidden(catalog: &Catalog, inv: Invocation<'_>) -> CallResult {
 
     let mut limits = inv.limits.clone();
     let (grant, cuts) = match inv.policy {
-        None => Grant::from_declared(&plugin.meta.manifest.capabilities, &workspace, inv.write),
+        None => {
+            limits = inv.limit_requests.apply(limits);
+            Grant::from_declared(&plugin.meta.manifest.capabilities, &workspace, inv.write)
+        }
         Some(policy) => {
             let spec = plugin
                 .tool(inv.tool)
@@ -179,7 +188,13 @@ fn run_unhidden(catalog: &Catalog, inv: Invocation<'_>) -> CallResult {
             let decision = policy.decide(&facts);
             result.decision = Some(decision.clone());
             let granted = policy.grant_for_call(&facts);
-            limits = granted.limits.apply(limits);
+            limits = match granted.limits.with_requests(&inv.limit_requests, limits) {
+                Ok(l) => l,
+                Err(e) => {
+                    let msg = format!("{e} (policy {}, tool {})", policy.name, inv.tool);
+                    return reject(result, ErrorKind::InvalidInput, msg);
+                }
+            };
             let (grant, cuts) =
                 Grant::from_policy(&plugin.meta.manifest.capabilities, &workspace, &granted);
             let approval = match decision.verdict {

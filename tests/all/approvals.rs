@@ -124,6 +124,54 @@ fn deny_on_a_terminal_passes_the_message_on() {
 }
 
 #[test]
+fn a_single_key_answers_without_enter() {
+    let home = home_with_policy();
+    let sb = Sandbox::new();
+    let lines = sb.parent().join("calls.jsonl");
+    let calls = [
+        write("a.txt", "1"),
+        write("a.txt", "1"),
+        write("b.txt", "2"),
+        write("c.txt", "3"),
+    ];
+    std::fs::write(&lines, calls.join("\n")).unwrap();
+    let mut p = on_pty(
+        home.path(),
+        &sb.ws(),
+        &["--input-lines", lines.to_str().unwrap()],
+    );
+    p.exp_string("Allow? [y/s/p/n]: ").unwrap();
+    // One key, no Enter: the call runs and the next one is asked about.
+    p.send("s").unwrap();
+    p.flush().unwrap();
+    let between = p.exp_string("Allow? [y/s/p/n]: ").unwrap();
+    assert!(
+        between.starts_with("s\r\nAllowed for this session: write_file"),
+        "the key is echoed once: {between:?}"
+    );
+    assert!(between.contains("\"path\": \"b.txt\""), "{between}");
+    // A word typed at the prompt answers with its first letter only: the
+    // rest is dropped, not left to answer the next prompt (its `s` would
+    // allow c.txt for the session).
+    p.send("yes").unwrap();
+    p.flush().unwrap();
+    let between = p.exp_string("Allow? [y/s/p/n]: ").unwrap();
+    assert!(between.contains("\"path\": \"c.txt\""), "{between}");
+    assert!(!between.contains("Please answer"), "{between}");
+    p.send("n").unwrap();
+    p.flush().unwrap();
+    p.exp_string("Enter for none): ").unwrap();
+    p.send_line("").unwrap();
+    let (rest, code) = finish(p);
+    assert_eq!(code, 3, "{rest}");
+    assert_eq!(
+        (sb.read("a.txt"), sb.read("b.txt")),
+        ("1".into(), "2".into())
+    );
+    assert!(!sb.exists("c.txt"));
+}
+
+#[test]
 fn allow_for_the_session_covers_the_same_call_only() {
     let home = home_with_policy();
     let sb = Sandbox::new();
@@ -321,6 +369,7 @@ fn run(ws: &Path, approvals: &Approvals, tool: &str, input: &str) -> CallResult 
             workspace: ws,
             write: warden::capability::WriteMode::ReadOnly,
             limits: Limits::default(),
+            limit_requests: Default::default(),
             cancel: CancelToken::new(),
             progress: None,
             policy: Some(policy),
@@ -431,6 +480,7 @@ fn without_approvals_an_ask_is_refused() {
             workspace: &sb.ws(),
             write: warden::capability::WriteMode::AllowWrite,
             limits: Limits::default(),
+            limit_requests: Default::default(),
             cancel: CancelToken::new(),
             progress: None,
             policy: Some(&policy),

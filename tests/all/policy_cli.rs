@@ -190,6 +190,60 @@ fn explain_names_the_deciding_rule_and_the_grant() {
 }
 
 #[test]
+fn explain_shows_the_extra_directories_a_call_gets() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = std::fs::canonicalize(dir.path())
+        .unwrap()
+        .display()
+        .to_string();
+    let gone = format!("{data}/gone");
+    let policy = dir.path().join("extra.toml");
+    std::fs::write(
+        &policy,
+        format!(
+            "name = 'extra'\nmode = 'auto'\n[grants.default]\nworkspace = 'read-write'\n\
+             extra_dirs = [{{ path = '{data}', access = 'read-write' }}, \
+             {{ path = '{gone}', access = 'read-only' }}]\n"
+        ),
+    )
+    .unwrap();
+    let policy = policy.to_str().unwrap();
+    let explain = |tool: &str, json: bool| {
+        let mut args = vec!["policy", "explain", "--policy", policy, tool, "-i", "{}"];
+        if json {
+            args.push("--json");
+        }
+        let (code, out, err) = cli(shared_home(), &args);
+        assert_eq!(code, Some(0), "{err}");
+        out
+    };
+    let out = explain("write_file", false);
+    assert!(
+        out.contains(&format!("          extra directory {data} read-write\n")),
+        "{out}"
+    );
+    assert!(
+        out.contains(&format!(
+            "cut:      declared filesystem: read-write → granted without the extra \
+             directory {gone}: it does not exist or is not a directory"
+        )),
+        "{out}"
+    );
+    // A read-only tool gets the directory read-only.
+    let v: Value = serde_json::from_str(&explain("read_file", true)).unwrap();
+    assert_eq!(
+        v["grant"]["extra_dirs"],
+        serde_json::json!([{"path": data, "access": "read-only"}])
+    );
+    let cuts = v["grant_cuts"].as_array().unwrap();
+    assert!(
+        cuts.iter()
+            .any(|c| c["granted"].as_str().unwrap().contains(&gone)),
+        "{v}"
+    );
+}
+
+#[test]
 fn tool_call_under_a_policy_is_decided_and_granted_by_it() {
     let sb = Sandbox::new();
     sb.write("a.txt", "alpha\n");

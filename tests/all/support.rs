@@ -170,6 +170,7 @@ pub fn call_raw(
             workspace: ws,
             write,
             limits,
+            limit_requests: Default::default(),
             cancel: CancelToken::new(),
             progress: None,
             policy: None,
@@ -212,6 +213,7 @@ pub fn guarded_grant(ws: &Path, access: FsAccess, protected: Option<PathGuard>) 
             access,
             protected,
         }),
+        extra_dirs: Vec::new(),
     }
 }
 

@@ -162,6 +162,7 @@ impl Scheduler {
                             workspace: &workspace,
                             write: WriteMode::ReadOnly,
                             limits,
+                            limit_requests: Default::default(),
                             cancel,
                             progress: Some(progress),
                             policy: Some(&policy),

@@ -9,6 +9,7 @@
 
 mod session;
 mod terminal;
+mod tty;
 
 use std::sync::{Arc, Mutex, PoisonError};
 

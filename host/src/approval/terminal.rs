@@ -9,6 +9,7 @@ use std::fs::{File, OpenOptions};
 use std::io::{self, BufRead, BufReader, Write};
 use std::sync::{Mutex, PoisonError};
 
+use super::tty::{Key, TtyIo};
 use super::{
     ApprovalPattern, ApprovalRequest, ApprovalResponse, Approver, SessionGrantKind, printable,
 };
@@ -16,16 +17,16 @@ use super::{
 /// Argument lines shown before the rest is elided.
 const MAX_INPUT_LINES: usize = 60;
 
-/// Asks the user on a terminal, one line per answer: `y` allow once, `s`
-/// allow this exact call for the session, `p` allow a pattern for the
-/// session, `n` deny (with an optional message to the model).
+/// The main question.
+const CHOICES: &str = "[y] allow once  [s] allow this exact call for the session  \
+                       [p] allow a pattern for the session  [n] deny\nAllow? [y/s/p/n]: ";
+
+/// Asks the user on a terminal: `y` allow once, `s` allow this exact call
+/// for the session, `p` allow a pattern for the session, `n` deny (with an
+/// optional message to the model). On a terminal each choice is one key
+/// press; a pattern and a message are typed as lines.
 pub struct TerminalApprover {
     io: Mutex<TtyIo>,
-}
-
-struct TtyIo {
-    input: Box<dyn BufRead + Send>,
-    output: Box<dyn Write + Send>,
 }
 
 impl TerminalApprover {
@@ -33,20 +34,20 @@ impl TerminalApprover {
     pub fn open() -> io::Result<TerminalApprover> {
         let tty: File = OpenOptions::new().read(true).write(true).open("/dev/tty")?;
         let output = tty.try_clone()?;
-        Ok(TerminalApprover::with_io(BufReader::new(tty), output))
+        let modes = tty.try_clone()?;
+        Ok(TerminalApprover {
+            io: Mutex::new(TtyIo::terminal(modes, BufReader::new(tty), output)),
+        })
     }
 
-    /// Prompt on `output` and read answers from `input` (for tests and
-    /// other front ends).
+    /// Prompt on `output` and read answers, one per line, from `input`
+    /// (for tests and other front ends).
     pub fn with_io(
         input: impl BufRead + Send + 'static,
         output: impl Write + Send + 'static,
     ) -> TerminalApprover {
         TerminalApprover {
-            io: Mutex::new(TtyIo {
-                input: Box::new(input),
-                output: Box::new(output),
-            }),
+            io: Mutex::new(TtyIo::lines(input, output)),
         }
     }
 }
@@ -54,7 +55,7 @@ impl TerminalApprover {
 impl Approver for TerminalApprover {
     fn approve(&self, req: &ApprovalRequest) -> ApprovalResponse {
         let mut io = self.io.lock().unwrap_or_else(PoisonError::into_inner);
-        match io.ask(req) {
+        match ask(&mut io, req) {
             Ok(response) => response,
             Err(e) => ApprovalResponse::Unanswered {
                 reason: format!(
@@ -102,88 +103,68 @@ pub(super) fn render(req: &ApprovalRequest) -> String {
     s
 }
 
-impl TtyIo {
-    fn ask(&mut self, req: &ApprovalRequest) -> io::Result<ApprovalResponse> {
-        self.say(&render(req))?;
-        loop {
-            let answer = self.question(
-                "[y] allow once  [s] allow this exact call for the session  \
-                 [p] allow a pattern for the session  [n] deny\nAllow? [y/s/p/n]: ",
-            )?;
-            match answer.to_ascii_lowercase().as_str() {
-                "y" | "yes" => return Ok(ApprovalResponse::AllowOnce),
-                "s" => {
-                    self.say(&format!(
-                        "Allowed for this session: {} with exactly these arguments.\n",
-                        printable(&req.tool)
-                    ))?;
-                    return Ok(ApprovalResponse::AllowSession(
-                        SessionGrantKind::Fingerprint,
-                    ));
+/// One conversation with the user about one request.
+fn ask(io: &mut TtyIo, req: &ApprovalRequest) -> io::Result<ApprovalResponse> {
+    io.say(&render(req))?;
+    loop {
+        let Key(choice) = io.choice(CHOICES, "yspn", None, "Please answer y, s, p or n.\n")?;
+        match choice {
+            'y' => return Ok(ApprovalResponse::AllowOnce),
+            's' => {
+                io.say(&format!(
+                    "Allowed for this session: {} with exactly these arguments.\n",
+                    printable(&req.tool)
+                ))?;
+                return Ok(ApprovalResponse::AllowSession(
+                    SessionGrantKind::Fingerprint,
+                ));
+            }
+            'p' => {
+                if let Some(pattern) = pattern(io, req)? {
+                    return Ok(ApprovalResponse::AllowSession(SessionGrantKind::Pattern(
+                        pattern,
+                    )));
                 }
-                "p" => {
-                    if let Some(pattern) = self.pattern(req)? {
-                        return Ok(ApprovalResponse::AllowSession(SessionGrantKind::Pattern(
-                            pattern,
-                        )));
-                    }
-                }
-                "n" | "no" => {
-                    let message =
-                        self.question("Message for the model (optional, Enter for none): ")?;
-                    return Ok(ApprovalResponse::Deny {
-                        message: (!message.is_empty()).then_some(message),
-                    });
-                }
-                _ => self.say("Please answer y, s, p or n.\n")?,
+            }
+            // `choice` returns only the letters it was given.
+            _ => {
+                let message = io.question("Message for the model (optional, Enter for none): ")?;
+                return Ok(ApprovalResponse::Deny {
+                    message: (!message.is_empty()).then_some(message),
+                });
             }
         }
     }
+}
 
-    /// Read a pattern and have the user confirm it; `None` to choose again.
-    fn pattern(&mut self, req: &ApprovalRequest) -> io::Result<Option<ApprovalPattern>> {
-        let suggested = printable(&ApprovalPattern::suggest(&req.tool, &req.input));
-        loop {
-            let typed = self.question(&format!(
-                "Pattern, as TOOL [ARG=GLOB ...] (Enter for `{suggested}`): "
-            ))?;
-            let text = if typed.is_empty() { &suggested } else { &typed };
-            let pattern = match ApprovalPattern::parse(text) {
-                Ok(p) => p,
-                Err(e) => {
-                    self.say(&format!("Not a pattern: {}\n", printable(&e)))?;
-                    continue;
-                }
-            };
-            if !pattern.matches(&req.tool, &req.input) {
-                self.say("Note: the pattern does not cover this call.\n")?;
+/// Read a pattern and have the user confirm it; `None` to choose again.
+fn pattern(io: &mut TtyIo, req: &ApprovalRequest) -> io::Result<Option<ApprovalPattern>> {
+    let suggested = printable(&ApprovalPattern::suggest(&req.tool, &req.input));
+    loop {
+        let typed = io.question(&format!(
+            "Pattern, as TOOL [ARG=GLOB ...] (Enter for `{suggested}`): "
+        ))?;
+        let text = if typed.is_empty() { &suggested } else { &typed };
+        let pattern = match ApprovalPattern::parse(text) {
+            Ok(p) => p,
+            Err(e) => {
+                io.say(&format!("Not a pattern: {}\n", printable(&e)))?;
+                continue;
             }
-            let confirm = self.question(&format!(
+        };
+        if !pattern.matches(&req.tool, &req.input) {
+            io.say("Note: the pattern does not cover this call.\n")?;
+        }
+        let Key(confirm) = io.choice(
+            &format!(
                 "Allow, for the rest of this session, {}? [y/N]: ",
                 printable(&pattern.describe())
-            ))?;
-            return Ok(
-                matches!(confirm.to_ascii_lowercase().as_str(), "y" | "yes").then_some(pattern)
-            );
-        }
-    }
-
-    fn say(&mut self, text: &str) -> io::Result<()> {
-        self.output.write_all(text.as_bytes())?;
-        self.output.flush()
-    }
-
-    /// Ask and read one line, trimmed. End of input is an error.
-    fn question(&mut self, prompt: &str) -> io::Result<String> {
-        self.say(prompt)?;
-        let mut line = String::new();
-        if self.input.read_line(&mut line)? == 0 {
-            return Err(io::Error::new(
-                io::ErrorKind::UnexpectedEof,
-                "the terminal closed",
-            ));
-        }
-        Ok(line.trim().to_string())
+            ),
+            "y",
+            Some('n'),
+            "",
+        )?;
+        return Ok((confirm == 'y').then_some(pattern));
     }
 }
 

@@ -3,6 +3,7 @@
 use std::path::{Path, PathBuf};
 
 use super::PathGuard;
+use super::extra_dirs::{self, DirGrant, extra_dirs_for};
 use crate::plugin::{DeclaredCapabilities, FsNeed};
 
 /// Access to a directory.
@@ -48,6 +49,10 @@ pub enum WriteMode {
 pub struct Grant {
     /// The workspace, if any filesystem access is granted.
     pub filesystem: Option<FsGrant>,
+    /// Directories besides the workspace, only ever with it; the
+    /// workspace grant's protected paths apply in each.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub extra_dirs: Vec<DirGrant>,
 }
 
 /// A capability the plugin declared but the call does not get.
@@ -97,12 +102,17 @@ impl Grant {
             access,
             protected: Some(PathGuard::defaults()),
         });
-        (Grant { filesystem }, cuts)
+        let grant = Grant {
+            filesystem,
+            extra_dirs: Vec::new(),
+        };
+        (grant, cuts)
     }
 
     /// The plugin's declared needs intersected with what a policy grants:
-    /// never more than either, with the policy's protected paths. Returns
-    /// the grant and what was cut.
+    /// never more than either, with the policy's protected paths. The
+    /// declared filesystem need covers the policy's extra directories too
+    /// (`read` gets them read-only). Returns the grant and what was cut.
     pub fn from_policy(
         declared: &DeclaredCapabilities,
         workspace: &Path,
@@ -134,33 +144,40 @@ impl Grant {
                 granted: "no network (egress is not available yet)".into(),
             });
         }
+        let extra_dirs =
+            extra_dirs_for(declared.filesystem, access, &granted.extra_dirs, &mut cuts);
         let filesystem = access.map(|access| FsGrant {
             host_dir: workspace.to_path_buf(),
             access,
             protected: Some(granted.protected.clone()),
         });
-        (Grant { filesystem }, cuts)
+        let grant = Grant {
+            filesystem,
+            extra_dirs,
+        };
+        (grant, cuts)
     }
 
     /// The interfaces this grant links.
     pub fn link_profile(&self) -> super::LinkProfile {
         super::LinkProfile {
-            filesystem: self.filesystem.is_some(),
+            filesystem: self.filesystem.is_some() || !self.extra_dirs.is_empty(),
         }
     }
 
     /// One line describing the grant, for humans.
     pub fn describe(&self) -> String {
-        match &self.filesystem {
-            None => "no filesystem, no network".into(),
+        let fs = match &self.filesystem {
+            None => "no filesystem",
             Some(FsGrant {
                 access: FsAccess::ReadOnly,
                 ..
-            }) => "workspace read-only, no network".into(),
+            }) => "workspace read-only",
             Some(FsGrant {
                 access: FsAccess::ReadWrite,
                 ..
-            }) => "workspace read-write, no network".into(),
-        }
+            }) => "workspace read-write",
+        };
+        format!("{fs}{}, no network", extra_dirs::describe(&self.extra_dirs))
     }
 }

@@ -1,16 +1,18 @@
 //! Capabilities: what a call is granted, and how a grant becomes WASI.
 //!
 //! Invariant: a guest's WASI context and linker are built only from its
-//! [`Grant`]. No environment, arguments, stdio or network are inherited, no
-//! guest path resolves outside its preopen (cap-std enforces this for `..`
-//! and symlinks alike), and an interface the grant does not allow is not
-//! linked: calling it traps and the call reports which interface it was.
-//! The filesystem is linked behind [`GuardedFs`], which refuses every change
-//! to the grant's protected paths (and reads, if they are not readable),
-//! wherever the guest's path leads.
+//! [`Grant`]. No environment, arguments, stdio or network are inherited, the
+//! only preopens are the workspace and the extra directories the grant
+//! names, no guest path resolves outside its preopen (cap-std enforces this
+//! for `..` and symlinks alike), and an interface the grant does not allow
+//! is not linked: calling it traps and the call reports which interface it
+//! was. The filesystem is linked behind [`GuardedFs`], which refuses every
+//! change to the grant's protected paths (and reads and metadata, if they
+//! are not readable), in every preopen, wherever the guest's path leads.
 
 mod beneath;
 mod clock;
+mod extra_dirs;
 mod fs_boundary;
 mod grant;
 mod guarded_fs;
@@ -18,6 +20,7 @@ mod link;
 pub(crate) mod path_guard;
 mod wasi;
 
+pub use extra_dirs::DirGrant;
 pub use fs_boundary::{BoundaryDenial, FsBoundary, FsOp, MAX_BOUNDARY_DENIALS};
 pub use grant::{FsAccess, FsGrant, Grant, GrantCut, WriteMode};
 pub use guarded_fs::{GuardedFs, HasGuardedFs};

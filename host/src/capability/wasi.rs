@@ -14,7 +14,9 @@ pub(super) const BLOCK_CURRENT_THREAD: bool = true;
 
 /// Build the WASI context for one call from its grant and nothing else:
 /// empty environment and arguments, no stdin, stdout and stderr captured
-/// into capped pipes, the workspace preopened only if granted.
+/// into capped pipes, the workspace preopened only if granted (at
+/// [`GUEST_WORKSPACE`]), and each extra directory at the path the policy
+/// names, with its own access.
 pub fn build_wasi(
     grant: &Grant,
     limits: &Limits,
@@ -32,12 +34,19 @@ pub fn build_wasi(
         .allow_udp(false)
         .allow_ip_name_lookup(false);
     if let Some(fs) = &grant.filesystem {
-        let perms = match fs.access {
-            FsAccess::ReadOnly => FsPerms::ReadOnly,
-            FsAccess::ReadWrite => FsPerms::ReadWrite,
-        };
-        b.preopened_dir(&fs.host_dir, GUEST_WORKSPACE, perms)
+        b.preopened_dir(&fs.host_dir, GUEST_WORKSPACE, perms(fs.access))
+            .map_err(std::io::Error::other)?;
+    }
+    for dir in &grant.extra_dirs {
+        b.preopened_dir(&dir.host_dir, dir.guest_path(), perms(dir.access))
             .map_err(std::io::Error::other)?;
     }
     Ok(b.build())
+}
+
+fn perms(access: FsAccess) -> FsPerms {
+    match access {
+        FsAccess::ReadOnly => FsPerms::ReadOnly,
+        FsAccess::ReadWrite => FsPerms::ReadWrite,
+    }
 }

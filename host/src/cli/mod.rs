@@ -3,6 +3,7 @@
 //! Exit codes are part of the interface, see [`Exit`].
 
 mod audit_cmd;
+mod limit_args;
 mod plugin_cmd;
 mod policy_cmd;
 mod render;
@@ -233,7 +234,8 @@ pub struct CallArgs {
     pub max_output_bytes: Option<usize>,
     /// Set any per-call limit, e.g. `--limit log-lines=50` (repeatable). Keys:
     /// deadline-ms, memory-mib, output-bytes, stdio-bytes, log-lines, log-bytes,
-    /// progress-events, hostcall-fuel, resource-handles, random-bytes.
+    /// progress-events, hostcall-fuel, resource-handles, random-bytes. A limit
+    /// the policy sets is a ceiling: asking for more is a usage error.
     #[arg(long = "limit", value_name = "KEY=VALUE")]
     pub limits: Vec<String>,
 }

@@ -211,9 +211,14 @@ fn explain(policy: Option<&str>, tool: &str, input: &str, json: bool) -> Exit {
     let decision = policy.decide(&facts);
     let granted = policy.grant_for_call(&facts);
     let declared = plugin.meta.manifest.capabilities.filesystem;
-    let (grant, _) =
+    let (grant, cuts) =
         Grant::from_policy(&plugin.meta.manifest.capabilities, Path::new("."), &granted);
     let workspace = grant.filesystem.map(|fs| fs.access);
+    let extra_dirs: Vec<_> = grant
+        .extra_dirs
+        .iter()
+        .map(|d| json!({"path": d.path, "access": d.access}))
+        .collect();
     let limits = granted.limits.apply(Limits::default());
     if json {
         let doc = json!({
@@ -224,9 +229,11 @@ fn explain(policy: Option<&str>, tool: &str, input: &str, json: bool) -> Exit {
             "grant": {
                 "workspace": workspace,
                 "declared_filesystem": declared,
+                "extra_dirs": extra_dirs,
                 "network": granted.network,
                 "limits": limits,
             },
+            "grant_cuts": cuts,
         });
         println!("{doc}");
     } else {
@@ -240,15 +247,18 @@ fn explain(policy: Option<&str>, tool: &str, input: &str, json: bool) -> Exit {
         if let Some(reason) = &decision.reason {
             println!("reason:   {reason}");
         }
-        let ws = match workspace {
-            None => "none",
-            Some(FsAccess::ReadOnly) => "read-only",
-            Some(FsAccess::ReadWrite) => "read-write",
-        };
         println!(
-            "grant:    workspace {ws} (plugin declares {})",
+            "grant:    workspace {} (plugin declares {})",
+            access_name(workspace),
             declared.as_str()
         );
+        for dir in &grant.extra_dirs {
+            println!(
+                "          extra directory {} {}",
+                dir.path.display(),
+                access_name(Some(dir.access))
+            );
+        }
         let net = if granted.network.is_empty() {
             "none".to_string()
         } else {
@@ -261,8 +271,22 @@ fn explain(policy: Option<&str>, tool: &str, input: &str, json: bool) -> Exit {
             limits.memory_bytes >> 20,
             limits.output_bytes
         );
+        for cut in &cuts {
+            println!(
+                "cut:      declared {} → granted {}",
+                cut.declared, cut.granted
+            );
+        }
     }
     Exit::Success
+}
+
+fn access_name(access: Option<FsAccess>) -> &'static str {
+    match access {
+        None => "none",
+        Some(FsAccess::ReadOnly) => "read-only",
+        Some(FsAccess::ReadWrite) => "read-write",
+    }
 }
 
 fn describe_by(d: &Decision) -> String {

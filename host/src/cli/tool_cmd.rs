@@ -2,7 +2,6 @@
 
 use std::io::{IsTerminal, Read};
 use std::sync::Arc;
-use std::time::Duration;
 
 use serde_json::json;
 
@@ -13,7 +12,7 @@ use crate::approval::{
 use crate::capability::WriteMode;
 use crate::pipeline::{self, CallResult, Invocation, Stage};
 use crate::protocol::ToolOutcome;
-use crate::runtime::{CancelToken, Limits, ProgressEvent};
+use crate::runtime::{CancelToken, ProgressEvent};
 
 pub fn list(json: bool) -> Exit {
     let catalog = match open_catalog(json) {
@@ -115,32 +114,10 @@ pub fn call(args: CallArgs) -> Exit {
         Ok(c) => c,
         Err(code) => return code,
     };
-    let mut limits = Limits::default();
-    if let Some(ms) = args.timeout_ms {
-        limits.deadline = Duration::from_millis(ms);
-    }
-    if let Some(mib) = args.memory_mib {
-        limits.memory_bytes = usize::try_from(mib)
-            .unwrap_or(usize::MAX)
-            .saturating_mul(1 << 20);
-    }
-    if let Some(bytes) = args.max_output_bytes {
-        limits.output_bytes = bytes;
-    }
-    for setting in &args.limits {
-        let parsed = setting
-            .split_once('=')
-            .ok_or_else(|| format!("--limit {setting}: expected KEY=VALUE"))
-            .and_then(|(k, v)| {
-                let value = v
-                    .parse::<u64>()
-                    .map_err(|_| format!("--limit {setting}: {v} is not a whole number"))?;
-                limits.set(k, value)
-            });
-        if let Err(e) = parsed {
-            return fail(args.json, Exit::Usage, &e);
-        }
-    }
+    let (limits, limit_requests) = match super::limit_args::requested_limits(&args) {
+        Ok(l) => l,
+        Err(e) => return fail(args.json, Exit::Usage, &e),
+    };
     let progress: Option<crate::runtime::ProgressSink> = (!args.json
         && std::io::stderr().is_terminal())
     .then(|| Arc::new(|p: &ProgressEvent| show_progress(p)) as crate::runtime::ProgressSink);
@@ -155,6 +132,7 @@ pub fn call(args: CallArgs) -> Exit {
                 workspace: &workspace,
                 write: WriteMode::ReadOnly,
                 limits: limits.clone(),
+                limit_requests,
                 cancel: CancelToken::new(),
                 progress: progress.clone(),
                 policy: Some(&policy),

@@ -206,12 +206,32 @@ fn memory_mib<'de, D: Deserializer<'de>>(d: D) -> Result<Option<u64>, D::Error> 
 
 fn absolute_path<'de, D: Deserializer<'de>>(d: D) -> Result<PathBuf, D::Error> {
     let p = String::deserialize(d)?;
-    if !p.starts_with('/') {
-        return Err(D::Error::custom(format!(
-            "extra directory `{p}` must be an absolute path (no `~`, nothing relative)"
-        )));
+    extra_dir_problem(&p).map_or(Ok(PathBuf::from(p)), |msg| Err(D::Error::custom(msg)))
+}
+
+/// Why `path` cannot name an extra directory: it must be absolute, in
+/// normal form (the guest sees it under exactly this name), and clear of
+/// the workspace's guest path.
+fn extra_dir_problem(path: &str) -> Option<String> {
+    use crate::capability::GUEST_WORKSPACE;
+    if !path.starts_with('/') {
+        return Some(format!(
+            "extra directory `{path}` must be an absolute path (no `~`, nothing relative)"
+        ));
     }
-    Ok(PathBuf::from(p))
+    if path != "/" && crate::policy::normalize_path(path) != path {
+        return Some(format!(
+            "extra directory `{path}` must be written plainly: no `.` or `..`, no `//`, \
+             no trailing `/`"
+        ));
+    }
+    let clash = path == GUEST_WORKSPACE || path.starts_with(&format!("{GUEST_WORKSPACE}/"));
+    clash.then(|| {
+        format!(
+            "extra directory `{path}` clashes with `{GUEST_WORKSPACE}`, where tools see the \
+             workspace; grant the workspace itself with `workspace = ...`"
+        )
+    })
 }
 
 fn network_rules<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Vec<String>>, D::Error> {

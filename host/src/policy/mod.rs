@@ -13,6 +13,7 @@ mod decision;
 mod error;
 mod grants;
 mod inline_test;
+mod limits;
 mod matchers;
 mod protected;
 mod rule;
@@ -30,6 +31,7 @@ pub use decision::{CallFacts, DecidedBy, Decision, Mode, Verdict};
 pub use error::PolicyError;
 pub use grants::{ExtraDir, GrantSpec, GrantTable, Grants, LimitOverrides, WorkspaceAccess};
 pub use inline_test::{PolicyTest, TestOutcome};
+pub use limits::LimitAboveCeiling;
 pub use protected::{DEFAULT_PROTECTED, Protected, normalize_path};
 pub use rule::{ArgMatcher, Rule};
 

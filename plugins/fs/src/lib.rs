@@ -1,10 +1,11 @@
 //! Warden's built-in file tools: read, write, edit, list and glob.
 //!
 //! Every path in tool input goes through [`Context::path`], and every path
-//! shown to the model is workspace-relative: neither the guest preopen
-//! (`/workspace`) nor a host path ever appears in output or errors. The host's
-//! WASI sandbox keeps each open inside the workspace; these tools only make
-//! the failures readable.
+//! shown to the model is workspace-relative, or absolute inside an extra
+//! directory the user granted (named as they granted it): neither the guest
+//! preopen (`/workspace`) nor any other host path appears in output or
+//! errors. The host's WASI sandbox keeps each open inside the granted
+//! directories; these tools only make the failures readable.
 
 mod edit;
 mod glob;
@@ -49,8 +50,8 @@ pub(crate) fn relative_to(root: &WorkspacePath, path: &Path) -> String {
 pub(crate) fn write_error(err: &io::Error, shown: &str) -> ToolError {
     if err.kind() == io::ErrorKind::PermissionDenied {
         return ToolError::permission_denied(format!(
-            "{shown}: the sandbox refused the write: this call may only read the workspace (ask the user \
-             to allow writes), or the path leads outside the workspace"
+            "{shown}: the sandbox refused the write: this call may only read there (ask the user \
+             to allow writes), or the path leads outside the directories it was granted"
         ));
     }
     ToolError::from_io(err, shown)

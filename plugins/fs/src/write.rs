@@ -62,9 +62,11 @@ impl Tool for WriteFile {
 fn write(wp: &WorkspacePath, content: &str, create_dirs: bool) -> Result<Output, ToolError> {
     let shown = wp.display();
     if wp.relative().is_empty() {
-        return Err(ToolError::invalid_input(
-            "path names the workspace root; give a file path",
-        ));
+        return Err(ToolError::invalid_input(if wp.is_extra() {
+            format!("{shown} is a granted directory itself; give a file path")
+        } else {
+            "path names the workspace root; give a file path".to_string()
+        }));
     }
     let created = match fs::metadata(wp.guest()) {
         Ok(meta) if meta.is_dir() => {
@@ -76,10 +78,8 @@ fn write(wp: &WorkspacePath, content: &str, create_dirs: bool) -> Result<Output,
         Err(e) if e.kind() == io::ErrorKind::NotFound => true,
         Err(e) => return Err(ToolError::from_io(&e, shown)),
     };
-    let parent_shown = match wp.relative().rsplit_once('/') {
-        Some((parent, _)) => parent,
-        None => ".",
-    };
+    let parent = wp.parent();
+    let parent_shown = parent.as_ref().map_or(".", |p| p.display());
     if created
         && create_dirs
         && let Some(parent) = Path::new(wp.guest()).parent()

@@ -44,6 +44,9 @@ pub struct Context {
     workspace: Option<String>,
     /// The workspace's path as the user knows it.
     workspace_display: Option<String>,
+    /// Guest paths of the extra directories, read from the preopens on
+    /// first use.
+    extra_dirs: std::sync::OnceLock<Vec<String>>,
     /// Milliseconds left when the call started.
     pub deadline_ms: u64,
 }
@@ -54,25 +57,38 @@ impl Context {
             call_id: cx.call_id,
             workspace: cx.workspace,
             workspace_display: cx.workspace_display,
+            extra_dirs: std::sync::OnceLock::new(),
             deadline_ms: cx.deadline_ms,
         }
     }
 
     /// A context for native unit tests of tool logic.
     pub fn for_tests(workspace: &str) -> Self {
+        Self::for_tests_with_extra(workspace, &[])
+    }
+
+    /// A context for native unit tests with extra directories granted.
+    pub fn for_tests_with_extra(workspace: &str, extra_dirs: &[&str]) -> Self {
         Context {
             call_id: "test".into(),
             workspace: Some(workspace.into()),
             workspace_display: None,
+            extra_dirs: extra_dirs
+                .iter()
+                .map(|d| d.to_string())
+                .collect::<Vec<_>>()
+                .into(),
             deadline_ms: 10_000,
         }
     }
 
-    /// Map a path from tool input to a path inside the workspace.
+    /// Map a path from tool input to a path inside a granted directory.
     ///
     /// Relative paths are taken from the workspace root; an absolute path is
-    /// accepted only when it lies inside the workspace. `..` may not climb
-    /// above the root. Symlinks are resolved by the host's sandbox, which
+    /// accepted when it lies inside the workspace, or inside an extra
+    /// directory the call was granted (named as the user granted it).
+    /// Everything else is refused, and `..` may not climb above the root it
+    /// starts from. Symlinks are resolved by the host's sandbox, which
     /// refuses any that lead outside.
     pub fn path(&self, input: &str) -> Result<WorkspacePath, ToolError> {
         let Some(root) = self.workspace.as_deref() else {
@@ -80,6 +96,29 @@ impl Context {
                 "this call was granted no filesystem access",
             ));
         };
-        WorkspacePath::resolve(root, self.workspace_display.as_deref(), input)
+        let display = self.workspace_display.as_deref();
+        let extra: &[String] = if input.starts_with('/') {
+            self.extra_dirs.get_or_init(|| extra_preopens(root))
+        } else {
+            &[]
+        };
+        WorkspacePath::resolve_among(root, display, extra, input)
     }
+}
+
+/// The guest paths of every preopen but the workspace's. Only asked when the
+/// call has a workspace, so the host has linked the filesystem.
+#[cfg(target_family = "wasm")]
+fn extra_preopens(workspace: &str) -> Vec<String> {
+    wasip2::filesystem::preopens::get_directories()
+        .into_iter()
+        .map(|(_descriptor, name)| name)
+        .filter(|name| name != workspace)
+        .collect()
+}
+
+/// Natively there are no preopens: only the workspace.
+#[cfg(not(target_family = "wasm"))]
+fn extra_preopens(_workspace: &str) -> Vec<String> {
+    Vec::new()
 }

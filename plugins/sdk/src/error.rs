@@ -49,7 +49,8 @@ impl ToolError {
         Self::new(ErrorKind::Internal, message)
     }
 
-    /// Describe an I/O error on `path` (a workspace-relative display path).
+    /// Describe an I/O error on `path` (a display path: workspace-relative,
+    /// or absolute inside an extra directory).
     pub fn from_io(err: &std::io::Error, path: &str) -> Self {
         use std::io::ErrorKind as K;
         let shown = if path.is_empty() { "." } else { path };
@@ -59,7 +60,7 @@ impl ToolError {
                 "{shown}: access denied by the sandbox (the path leaves the workspace or is not granted)"
             )),
             K::ReadOnlyFilesystem => Self::permission_denied(format!(
-                "{shown}: the workspace is read-only for this call; writing needs a write grant"
+                "{shown}: read-only for this call; writing needs a write grant"
             )),
             K::AlreadyExists => Self::io(format!("{shown}: already exists")),
             K::IsADirectory => Self::invalid_input(format!("{shown}: is a directory, not a file")),

@@ -5,6 +5,7 @@
 //! canaries beside the workspace are intact and, where nothing may change,
 //! the workspace is byte-for-byte the same.
 
+mod extra_dirs;
 mod raw;
 mod tools;
 

@@ -4,7 +4,9 @@
 //! protected path — no open for writing, creating or truncating, no rename
 //! or hard link at either end, no delete, no size or time change — and when
 //! the grant's protected paths are not readable, none reads one (open for
-//! reading, list, read a link). Refusals are `error-code::access`, recorded
+//! reading, list, read a link, read its metadata). This holds in every
+//! directory the grant preopens: the workspace and each extra directory,
+//! each with the globs taken relative to it. Refusals are `error-code::access`, recorded
 //! as [`BoundaryDenial`](crate::capability::BoundaryDenial)s; the guest
 //! never traps for them.
 //!
@@ -32,9 +34,13 @@
 //! (`config/secrets/**`) forbids moving that directory or its parents, and
 //! moving anything onto them; a glob naming a directory after a wildcard
 //! (`**/config/*.key`) is not checked against directory moves, so moving a
-//! directory to `x/config` can bring files under it. Metadata (`stat`) stays readable. Where the
-//! kernel cannot say where a descriptor is (no `/proc`, or not Linux), the
-//! checks that need it fail closed.
+//! directory to `x/config` can bring files under it. When protected paths
+//! are not readable, their metadata is not either (`stat-at`, following
+//! symlinks by hand when asked); a directory listing still names them, and
+//! `metadata-hash-at` (an opaque identity wasi-libc asks of every listed
+//! entry) still answers. Where the kernel cannot say where a
+//! descriptor is (no `/proc`, or not Linux), the checks that need it fail
+//! closed.
 
 mod resolve;
 
@@ -47,8 +53,8 @@ use wasmtime_wasi::p2::bindings::sync::filesystem::types::{
 use wasmtime_wasi::p2::bindings::sync::io::streams;
 use wasmtime_wasi::p2::{FsError, FsResult};
 
+use super::PathUse;
 use super::fs_boundary::{FsBoundary, FsOp};
-use super::{GUEST_WORKSPACE, PathUse};
 
 /// The filesystem as a guest sees it: wasmtime's, behind the boundary.
 pub struct GuardedFs<'a> {
@@ -167,7 +173,12 @@ impl HostDescriptor for GuardedFs<'_> {
         path_flags: fs::PathFlags,
         path: String,
     ) -> FsResult<fs::DescriptorStat> {
-        self.inner.stat_at(fd, path_flags, path)
+        if !self.boundary.checks(PathUse::Read) {
+            return self.inner.stat_at(fd, path_flags, path);
+        }
+        self.at_followed(fd, path_flags, &path, |fs, dir, leaf| {
+            fs.stat_at(dir, fs::PathFlags::empty(), leaf)
+        })
     }
 
     fn set_times_at(
@@ -381,7 +392,28 @@ impl HostDescriptor for GuardedFs<'_> {
         path_flags: fs::PathFlags,
         path: String,
     ) -> FsResult<fs::MetadataHashValue> {
+        // An opaque identity, not content: wasi-libc asks it of every entry
+        // it lists (for `d_ino`), so refusing it would refuse listings.
         self.inner.metadata_hash_at(fd, path_flags, path)
+    }
+}
+
+impl GuardedFs<'_> {
+    /// Pin the entry `path` names, following a symlink there by hand when
+    /// `path_flags` says to, refuse it if protected from reads, else `act`
+    /// on it without following.
+    fn at_followed<R>(
+        &mut self,
+        fd: Resource<Descriptor>,
+        path_flags: fs::PathFlags,
+        path: &str,
+        act: impl FnOnce(&mut WasiFilesystemCtxView<'_>, Resource<Descriptor>, String) -> FsResult<R>,
+    ) -> FsResult<R> {
+        let follow = path_flags.contains(fs::PathFlags::SYMLINK_FOLLOW);
+        let at = self.pin_followed(fd, path, follow, (FsOp::Stat, PathUse::Read), 0)?;
+        let result = act(&mut self.inner, at.dir(), at.leaf.clone());
+        self.release(at);
+        result
     }
 }
 
@@ -402,8 +434,8 @@ impl preopens::Host for GuardedFs<'_> {
     fn get_directories(&mut self) -> wasmtime::Result<Vec<(Resource<Descriptor>, String)>> {
         let dirs = preopens::Host::get_directories(&mut self.inner)?;
         for (dir, name) in &dirs {
-            if name == GUEST_WORKSPACE {
-                self.boundary.paths.insert(dir.rep(), ".".into());
+            if let Some(host) = self.boundary.preopen(name) {
+                self.boundary.paths.insert(dir.rep(), host);
             }
         }
         Ok(dirs)

@@ -13,7 +13,6 @@ use super::GuardedFs;
 use crate::capability::PathUse;
 use crate::capability::beneath::{self, Beneath};
 use crate::capability::fs_boundary::FsOp;
-use crate::capability::path_guard::join_rel;
 use crate::capability::wasi::BLOCK_CURRENT_THREAD;
 
 /// Symlinks followed by hand before giving up with `loop` (Linux's limit).
@@ -24,10 +23,13 @@ pub(super) struct Pinned {
     pub(super) dir: Resource<Descriptor>,
     /// Whether `dir` was opened for the operation (and is closed after it).
     pub(super) owned: bool,
-    /// The directory's workspace-relative path.
+    /// The directory's host path.
     pub(super) rel: String,
     /// The last component of the guest's path, trailing `/` kept.
     pub(super) leaf: String,
+    /// The entry's host path; `None` if it leaves every granted directory,
+    /// which wasmtime refuses.
+    target: Option<String>,
 }
 
 impl Pinned {
@@ -35,10 +37,8 @@ impl Pinned {
         Resource::new_borrow(self.dir.rep())
     }
 
-    /// The entry's workspace-relative path; `None` if it climbs out, which
-    /// wasmtime refuses.
     pub(super) fn target(&self) -> Option<String> {
-        join_rel(&self.rel, self.leaf.trim_end_matches('/'))
+        self.target.clone()
     }
 }
 
@@ -82,8 +82,8 @@ impl GuardedFs<'_> {
         }
     }
 
-    /// The workspace-relative path of `fd`: remembered from its open, or
-    /// read back from the kernel (and remembered).
+    /// The host path of `fd`: remembered from its open, or read back from
+    /// the kernel (and remembered) if it lies in a granted directory.
     fn path_of(&mut self, fd: &Resource<Descriptor>, op: FsOp) -> FsResult<String> {
         if let Some(rel) = self.boundary.paths.get(&fd.rep()) {
             return Ok(rel.clone());
@@ -92,7 +92,7 @@ impl GuardedFs<'_> {
             Descriptor::File(f) => beneath::host_path(&f.file),
             Descriptor::Dir(d) => beneath::host_path(&d.dir),
         };
-        match host.and_then(|h| self.boundary.relative(&h)) {
+        match host.and_then(|h| self.boundary.place(&h)) {
             Some(rel) => {
                 self.boundary.paths.insert(fd.rep(), rel.clone());
                 Ok(rel)
@@ -164,11 +164,13 @@ impl GuardedFs<'_> {
         let trimmed = path.trim_end_matches('/');
         let Some(slash) = trimmed.rfind('/') else {
             let rel = self.path_of(&fd, op)?;
+            let target = self.boundary.join(&rel, trimmed);
             return Ok(Pinned {
                 dir: fd,
                 owned: false,
                 rel,
                 leaf: path.to_string(),
+                target,
             });
         };
         let parent = if slash == 0 { "/" } else { &trimmed[..slash] };
@@ -179,8 +181,10 @@ impl GuardedFs<'_> {
             fs::OpenFlags::DIRECTORY,
             fs::DescriptorFlags::READ,
         );
-        let direct =
-            join_rel(&base, parent).and_then(|rel| self.open_beneath(&fd, &rel, parent, as_dir));
+        let direct = self
+            .boundary
+            .join(&base, parent)
+            .and_then(|rel| self.open_beneath(&fd, &rel, parent, as_dir));
         let dir = match direct {
             Some(opened) => opened?,
             // The trailing `/.` fails on anything but a directory, so a FIFO
@@ -190,12 +194,16 @@ impl GuardedFs<'_> {
                 .open_at(fd, as_dir.0, format!("{parent}/."), as_dir.1, as_dir.2)?,
         };
         match self.path_of(&dir, op) {
-            Ok(rel) => Ok(Pinned {
-                dir,
-                owned: true,
-                rel,
-                leaf,
-            }),
+            Ok(rel) => {
+                let target = self.boundary.join(&rel, leaf.trim_end_matches('/'));
+                Ok(Pinned {
+                    dir,
+                    owned: true,
+                    rel,
+                    leaf,
+                    target,
+                })
+            }
             Err(e) => {
                 self.close(dir);
                 Err(e)
@@ -280,7 +288,7 @@ impl GuardedFs<'_> {
             return self.inner.open_at(fd, pflags, path, oflags, dflags);
         }
         let base = self.path_of(&fd, FsOp::Open)?;
-        if let Some(rel) = join_rel(&base, &path) {
+        if let Some(rel) = self.boundary.join(&base, &path) {
             self.check(FsOp::Open, Some(&rel), how)?;
             if let Some(opened) = self.open_beneath(&fd, &rel, &path, (pflags, oflags, dflags)) {
                 return opened;

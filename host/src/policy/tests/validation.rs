@@ -48,6 +48,20 @@ fn bad_values_are_located() {
         e.contains("extra directory `~/x` must be an absolute path"),
         "{e}"
     );
+    for (path, problem) in [
+        ("/data/../etc", "must be written plainly"),
+        ("/data/", "must be written plainly"),
+        ("/workspace", "clashes with `/workspace`"),
+        ("/workspace/vendor", "clashes with `/workspace`"),
+    ] {
+        let e = error(&format!(
+            "name = 'p'\n[grants.default]\nextra_dirs = [{{ path = '{path}', access = 'read-only' }}]\n"
+        ));
+        assert!(
+            e.starts_with("test.toml:3:") && e.contains(problem),
+            "{path}: {e}"
+        );
+    }
     let e = error("name = 'p'\n[[test]]\nname = 't'\ntool = 'x'\ninput = 3\nexpect = 'allow'\n");
     assert!(
         e.starts_with("test.toml:5:9: `input` must be a table of arguments"),

@@ -45,8 +45,7 @@ pub struct OpenManyInput {
 impl Tool for OpenMany {
     type Input = OpenManyInput;
     const NAME: &'static str = "open_many";
-    const DESCRIPTION: &'static str =
-        "Open an existing file `count` times, for writing (no truncation) when `write` is true, keeping every handle.";
+    const DESCRIPTION: &'static str = "Open an existing file `count` times, for writing (no truncation) when `write` is true, keeping every handle.";
 
     fn input_schema(&self) -> Value {
         json!({

@@ -11,6 +11,7 @@
 mod exhaust;
 mod files;
 mod hostcalls;
+mod meta;
 mod probe;
 mod protected;
 mod wasi_libc;
@@ -71,6 +72,8 @@ register!(
     files::SetMtime,
     files::Mkdir,
     files::List,
+    meta::StatPath,
+    meta::ReadLink,
     hostcalls::BigLog,
     hostcalls::OpenMany,
     hostcalls::RandomBytes,

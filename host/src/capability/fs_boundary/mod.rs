@@ -1,0 +1,241 @@
+//! The per-call state of the filesystem boundary: the protected paths, the
+//! granted directories, the host path of the descriptors the guest holds,
+//! and the refusals made so far.
+
+use std::collections::HashMap;
+use std::path::Path;
+
+use super::{FsAccess, GUEST_WORKSPACE, Grant, PathGuard, PathUse, normalize_path};
+
+/// An operation on a path, as the filesystem boundary names it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum FsOp {
+    /// `open-at`: opening, creating or truncating.
+    Open,
+    /// Writing or appending through a descriptor.
+    Write,
+    /// `set-size`: truncating or extending through a descriptor.
+    SetSize,
+    /// `set-times` or `set-times-at`.
+    SetTimes,
+    /// `create-directory-at`.
+    CreateDirectory,
+    /// `remove-directory-at`.
+    RemoveDirectory,
+    /// `unlink-file-at`.
+    Unlink,
+    /// `rename-at`, either end.
+    Rename,
+    /// `link-at`, either end.
+    Link,
+    /// `symlink-at`: the link's name or where it points.
+    Symlink,
+    /// `readlink-at`.
+    Readlink,
+    /// `stat-at`: reading an entry's metadata.
+    Stat,
+    /// `read-directory`.
+    ReadDirectory,
+}
+
+/// One operation refused at the filesystem boundary.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct BoundaryDenial {
+    /// What the guest tried.
+    pub op: FsOp,
+    /// The path refused, where the operation really led after any symlink:
+    /// workspace-relative in the workspace, else under the extra directory
+    /// as the policy names it.
+    pub path: String,
+}
+
+/// Refusals kept per call; later ones are only counted.
+pub const MAX_BOUNDARY_DENIALS: usize = 64;
+
+/// Stands for a path the boundary could not place in a granted directory.
+const UNPLACED: &str = "(a path the host could not place in a granted directory)";
+
+/// A directory preopened for the call.
+#[derive(Debug)]
+struct Root {
+    /// Where it is on the host, canonical, as a string.
+    host: String,
+    /// The guest path of its preopen.
+    guest: String,
+    /// How refusals name paths in it: `None` for workspace-relative paths,
+    /// else the directory as the policy names it.
+    shown: Option<String>,
+}
+
+/// The filesystem boundary of one call.
+///
+/// Paths are tracked as host paths, judged against every granted directory
+/// they lie in: the protected globs apply relative to each (so `.git/**`
+/// protects the `.git` at the top of the workspace and of every extra
+/// directory, and a workspace inside an extra directory keeps its own).
+#[derive(Debug, Default)]
+pub struct FsBoundary {
+    /// `None`: nothing protected, every operation passes straight through.
+    guard: Option<PathGuard>,
+    /// The workspace (if granted) and the extra directories.
+    roots: Vec<Root>,
+    /// Whether the grant allows changes anywhere; without it wasmtime
+    /// refuses every change itself.
+    changes_granted: bool,
+    /// Host path of descriptors, by resource rep, as of when they were opened.
+    pub(super) paths: HashMap<u32, String>,
+    denials: Vec<BoundaryDenial>,
+    denials_dropped: u64,
+}
+
+impl FsBoundary {
+    /// The boundary for `grant`'s directories and protected paths.
+    pub fn for_grant(grant: &Grant) -> FsBoundary {
+        let Some(fs) = &grant.filesystem else {
+            return FsBoundary::default();
+        };
+        let mut roots = vec![Root {
+            host: fs.host_dir.to_string_lossy().into_owned(),
+            guest: GUEST_WORKSPACE.to_string(),
+            shown: None,
+        }];
+        roots.extend(grant.extra_dirs.iter().map(|d| Root {
+            host: d.host_dir.to_string_lossy().into_owned(),
+            guest: d.guest_path(),
+            shown: Some(d.guest_path()),
+        }));
+        let changes_granted = fs.access == FsAccess::ReadWrite
+            || grant
+                .extra_dirs
+                .iter()
+                .any(|d| d.access == FsAccess::ReadWrite);
+        FsBoundary {
+            guard: fs.protected.clone(),
+            roots,
+            changes_granted,
+            ..FsBoundary::default()
+        }
+    }
+
+    /// The refusals, and how many more there were than were kept.
+    pub fn into_denials(self) -> (Vec<BoundaryDenial>, u64) {
+        (self.denials, self.denials_dropped)
+    }
+
+    /// Whether operations that `how` a path need checking at all.
+    pub(super) fn checks(&self, how: PathUse) -> bool {
+        match (&self.guard, how) {
+            (None, _) => false,
+            (Some(_), PathUse::Change) => self.changes_granted,
+            (Some(guard), PathUse::Read) => guard.refuses_reads(),
+        }
+    }
+
+    /// `path` relative to each granted directory it lies in.
+    fn rels<'a>(&'a self, path: &'a str) -> impl Iterator<Item = &'a str> + 'a {
+        self.roots.iter().filter_map(move |r| below(path, &r.host))
+    }
+
+    /// Whether `how` is refused on the host path `path`.
+    pub(super) fn refuses(&self, path: &str, how: PathUse) -> bool {
+        self.guard
+            .as_ref()
+            .is_some_and(|g| self.rels(path).any(|rel| g.refuses(rel, how)))
+    }
+
+    /// Whether moving `path`, or moving something onto it, would move
+    /// protected paths or a granted directory, or put content under them.
+    pub(super) fn guards_below(&self, path: &str) -> bool {
+        let Some(guard) = &self.guard else {
+            return false;
+        };
+        self.rels(path).any(|rel| guard.guards_below(rel))
+            || self.roots.iter().any(|r| below(&r.host, path).is_some())
+    }
+
+    pub(super) fn record(&mut self, op: FsOp, path: Option<&str>) {
+        if self.denials.len() >= MAX_BOUNDARY_DENIALS {
+            self.denials_dropped += 1;
+            return;
+        }
+        let path = path
+            .and_then(|p| self.shown(p))
+            .unwrap_or_else(|| UNPLACED.to_string());
+        self.denials.push(BoundaryDenial { op, path });
+    }
+
+    /// How a refusal names a host path: relative to the innermost granted
+    /// directory holding it, workspace-relative in the workspace.
+    fn shown(&self, path: &str) -> Option<String> {
+        let (root, rel) = self
+            .roots
+            .iter()
+            .filter_map(|r| below(path, &r.host).map(|rel| (r, rel)))
+            .min_by_key(|(_, rel)| rel.len())?;
+        Some(match (&root.shown, rel) {
+            (None, rel) => rel.to_string(),
+            (Some(dir), ".") => dir.clone(),
+            (Some(dir), rel) => format!("{}/{rel}", dir.trim_end_matches('/')),
+        })
+    }
+
+    /// `host` as a tracked path, if it lies in a granted directory.
+    pub(super) fn place(&self, host: &Path) -> Option<String> {
+        let host = host.to_string_lossy();
+        self.rels(&host).next()?;
+        Some(host.into_owned())
+    }
+
+    /// The host path of a granted directory's preopen named `guest`.
+    pub(super) fn preopen(&self, guest: &str) -> Option<String> {
+        self.roots
+            .iter()
+            .find(|r| r.guest == guest)
+            .map(|r| r.host.clone())
+    }
+
+    /// `rel` joined to the tracked directory `dir` and normalised; `None`
+    /// if `rel` is absolute or the result lies in no granted directory
+    /// (wasmtime refuses both).
+    pub(super) fn join(&self, dir: &str, rel: &str) -> Option<String> {
+        if rel.starts_with('/') {
+            return None;
+        }
+        let joined = normalize_path(&format!("{dir}/{rel}"));
+        self.rels(&joined).next()?;
+        Some(joined)
+    }
+
+    /// Where a symlink in `dir` whose contents are `text` points,
+    /// lexically: absolute text naming a preopen (by its guest path or its
+    /// host path) is taken as that directory; `None` when it points into no
+    /// granted directory (wasmtime never follows such a link).
+    pub(super) fn link_target(&self, dir: &str, text: &str) -> Option<String> {
+        if !text.starts_with('/') {
+            return self.join(dir, text);
+        }
+        let text = normalize_path(text);
+        self.roots.iter().find_map(|r| {
+            let (root, rest) = match below(&text, &r.guest) {
+                Some(rest) => (&r.host, rest),
+                None => (&r.host, below(&text, &r.host)?),
+            };
+            Some(normalize_path(&format!("{root}/{rest}")))
+        })
+    }
+}
+
+/// `path` relative to `dir` (`.` for `dir` itself), if it lies in it.
+fn below<'a>(path: &'a str, dir: &str) -> Option<&'a str> {
+    let dir = dir.trim_end_matches('/');
+    let rest = path.strip_prefix(dir)?;
+    if rest.is_empty() {
+        return Some(".");
+    }
+    let rest = rest.strip_prefix('/')?;
+    Some(if rest.is_empty() { "." } else { rest })
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,39 @@
+//! The per-call limit flags of `warden tool call`.
+
+use super::CallArgs;
+use crate::policy::LimitOverrides;
+use crate::runtime::Limits;
+
+/// The limits the flags set: those no policy governs, applied to the
+/// defaults, and the deadline, memory and output asked for, which a policy
+/// caps (the pipeline refuses a request above its ceiling).
+pub(super) fn requested_limits(args: &CallArgs) -> Result<(Limits, LimitOverrides), String> {
+    let mut limits = Limits::default();
+    let mut requests = LimitOverrides::default();
+    let mut settings: Vec<(String, u64)> = Vec::new();
+    settings.extend(args.timeout_ms.map(|v| ("deadline-ms".to_string(), v)));
+    settings.extend(args.memory_mib.map(|v| ("memory-mib".to_string(), v)));
+    settings.extend(
+        args.max_output_bytes
+            .map(|v| ("output-bytes".to_string(), v as u64)),
+    );
+    for setting in &args.limits {
+        let (k, v) = setting
+            .split_once('=')
+            .ok_or_else(|| format!("--limit {setting}: expected KEY=VALUE"))?;
+        let value = v
+            .parse::<u64>()
+            .map_err(|_| format!("--limit {setting}: {v} is not a whole number"))?;
+        settings.push((k.to_string(), value));
+    }
+    for (key, value) in settings {
+        limits.set(&key, value)?;
+        match key.as_str() {
+            "deadline-ms" => requests.deadline = Some(limits.deadline),
+            "memory-mib" => requests.memory_bytes = Some(limits.memory_bytes),
+            "output-bytes" => requests.output_bytes = Some(limits.output_bytes),
+            _ => {}
+        }
+    }
+    Ok((limits, requests))
+}
