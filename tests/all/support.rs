@@ -47,6 +47,13 @@ pub fn echo() -> Arc<LoadedPlugin> {
         .clone()
 }
 
+/// The netprobe fixture: raw `wasi:http` requests.
+pub fn netprobe() -> Arc<LoadedPlugin> {
+    static P: OnceLock<Arc<LoadedPlugin>> = OnceLock::new();
+    P.get_or_init(|| load_fixture(warden::test_plugins::NETPROBE))
+        .clone()
+}
+
 fn load_fixture(path: &str) -> Arc<LoadedPlugin> {
     let wasm = std::fs::read(path).unwrap();
     catalog().runtime().load(&wasm, None).unwrap()
@@ -199,6 +206,7 @@ pub fn guarded_grant(ws: &Path, access: FsAccess, protected: Option<PathGuard>) 
             access,
             protected,
         }),
+        network: None,
     }
 }
 

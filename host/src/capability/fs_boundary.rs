@@ -160,6 +160,7 @@ mod tests {
                 access,
                 protected,
             }),
+            network: None,
         })
     }
 

@@ -3,6 +3,7 @@
 use std::path::{Path, PathBuf};
 
 use super::PathGuard;
+use super::egress::NetworkGrant;
 use crate::plugin::{DeclaredCapabilities, FsNeed};
 
 /// Access to a directory.
@@ -48,6 +49,10 @@ pub enum WriteMode {
 pub struct Grant {
     /// The workspace, if any filesystem access is granted.
     pub filesystem: Option<FsGrant>,
+    /// Where requests may go, if any network access is granted: only then
+    /// is `wasi:http` linked.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub network: Option<NetworkGrant>,
 }
 
 /// A capability the plugin declared but the call does not get.
@@ -97,7 +102,13 @@ impl Grant {
             access,
             protected: Some(PathGuard::defaults()),
         });
-        (Grant { filesystem }, cuts)
+        (
+            Grant {
+                filesystem,
+                network: None,
+            },
+            cuts,
+        )
     }
 
     /// The plugin's declared needs intersected with what a policy grants:
@@ -128,39 +139,48 @@ impl Grant {
                 Some(FsAccess::ReadOnly)
             }
         };
-        for rule in &declared.network {
-            cuts.push(GrantCut {
-                declared: format!("network: {rule}"),
-                granted: "no network (egress is not available yet)".into(),
-            });
-        }
+        let (network, net_cuts) =
+            NetworkGrant::intersect(&declared.network, &granted.network, &granted.credentials);
+        cuts.extend(net_cuts);
         let filesystem = access.map(|access| FsGrant {
             host_dir: workspace.to_path_buf(),
             access,
             protected: Some(granted.protected.clone()),
         });
-        (Grant { filesystem }, cuts)
+        (
+            Grant {
+                filesystem,
+                network,
+            },
+            cuts,
+        )
     }
 
     /// The interfaces this grant links.
     pub fn link_profile(&self) -> super::LinkProfile {
         super::LinkProfile {
             filesystem: self.filesystem.is_some(),
+            http: self.network.is_some(),
         }
     }
 
     /// One line describing the grant, for humans.
     pub fn describe(&self) -> String {
-        match &self.filesystem {
-            None => "no filesystem, no network".into(),
+        let fs = match &self.filesystem {
+            None => "no filesystem",
             Some(FsGrant {
                 access: FsAccess::ReadOnly,
                 ..
-            }) => "workspace read-only, no network".into(),
+            }) => "workspace read-only",
             Some(FsGrant {
                 access: FsAccess::ReadWrite,
                 ..
-            }) => "workspace read-write, no network".into(),
-        }
+            }) => "workspace read-write",
+        };
+        let net = match &self.network {
+            None => "no network".to_string(),
+            Some(n) => n.describe(),
+        };
+        format!("{fs}, {net}")
     }
 }

@@ -13,6 +13,9 @@ use super::state::{
     CallState, CancelToken, Interrupt, Interrupted, LogLine, ProgressEvent, ProgressSink,
     floor_char_boundary,
 };
+use crate::capability::egress::{
+    EgressCall, EgressEnv, EgressLimits, NetworkDenial, NetworkRecords, NetworkUse, Redactor,
+};
 use crate::capability::{BoundaryDenial, FsBoundary, GUEST_WORKSPACE, Grant, build_wasi};
 use crate::protocol::{ErrorKind, ToolError, ToolOutcome, ToolOutput};
 
@@ -46,6 +49,15 @@ pub struct CallReport {
     pub boundary_denials: Vec<BoundaryDenial>,
     /// Refusals past that cap, counted only.
     pub boundary_denials_dropped: u64,
+    /// Each HTTP request that passed the egress checks and was sent, at
+    /// most [`crate::capability::egress::MAX_NETWORK_RECORDS`].
+    pub network: Vec<NetworkUse>,
+    /// Requests past that cap, counted only.
+    pub network_dropped: u64,
+    /// Each HTTP request the egress checks refused, same cap.
+    pub network_denials: Vec<NetworkDenial>,
+    /// Refusals past that cap, counted only.
+    pub network_denials_dropped: u64,
     #[serde(with = "duration_ms")]
     pub duration: Duration,
 }
@@ -60,8 +72,16 @@ mod duration_ms {
 }
 
 impl LoadedPlugin {
-    /// Run `req` in a fresh instance and report how it ended.
+    /// Run `req` in a fresh instance and report how it ended; requests go
+    /// out with the system resolver and TLS roots.
     pub fn call(&self, req: CallRequest<'_>) -> CallReport {
+        self.call_with(req, &EgressEnv::system())
+    }
+
+    /// [`LoadedPlugin::call`] with egress resolving and trusting as `env`
+    /// says (a library caller's test resolver or CA; nothing a policy or
+    /// the CLI can set).
+    pub fn call_with(&self, req: CallRequest<'_>, env: &EgressEnv) -> CallReport {
         let started = Instant::now();
         let mut limits = req.limits.clone();
         limits.memory_bytes = limits.memory_bytes.min(MAX_MEMORY_BYTES);
@@ -78,8 +98,13 @@ impl LoadedPlugin {
             stderr_dropped: 0,
             boundary_denials: Vec::new(),
             boundary_denials_dropped: 0,
+            network: Vec::new(),
+            network_dropped: 0,
+            network_denials: Vec::new(),
+            network_denials_dropped: 0,
             duration: Duration::ZERO,
         };
+        let mut redactor = Redactor::default();
         if req.cancel.is_cancelled() {
             report.duration = started.elapsed();
             return report;
@@ -90,7 +115,7 @@ impl LoadedPlugin {
                 e.kind()
             )),
             Ok(wasi) => {
-                let state = CallState::new(
+                let mut state = CallState::new(
                     wasi,
                     FsBoundary::for_grant(req.grant),
                     stderr.clone(),
@@ -98,9 +123,28 @@ impl LoadedPlugin {
                     req.cancel.clone(),
                     req.progress.clone(),
                 );
+                if let Some(net) = &req.grant.network {
+                    let deadline = state.deadline();
+                    state.set_egress(std::sync::Arc::new(EgressCall::new(
+                        net,
+                        env.clone(),
+                        EgressLimits::from_limits(&limits),
+                        deadline,
+                        req.cancel.clone(),
+                    )));
+                }
                 let mut store = new_store(&self.engine, state, &limits);
-                let outcome = self.run(&mut store, &req, &limits);
+                let mut outcome = self.run(&mut store, &req, &limits);
                 let state = store.into_data();
+                if let Some(egress) = &state.egress_call {
+                    redactor = egress.redactor().clone();
+                    let records = egress.records();
+                    outcome = with_denials(outcome, &records);
+                    report.network = records.uses;
+                    report.network_dropped = records.uses_dropped;
+                    report.network_denials = records.denials;
+                    report.network_denials_dropped = records.denials_dropped;
+                }
                 report.logs = state.logs;
                 report.logs_dropped = state.logs_dropped;
                 report.progress = state.progress;
@@ -123,6 +167,9 @@ impl LoadedPlugin {
             .collect();
         report.outcome = outcome.hide_paths(&hidden);
         report.duration = started.elapsed();
+        if !redactor.is_empty() {
+            redact_report(&mut report, &redactor);
+        }
         report
     }
 
@@ -165,6 +212,72 @@ impl LoadedPlugin {
             Ok(Err(e)) => ToolOutcome::Error(ToolError::new(guest_kind(e.kind), e.message)),
             Ok(Ok(out)) => success(out, limits),
         }
+    }
+}
+
+/// How many egress refusals are spelled out to the model.
+const DENIALS_SHOWN: usize = 3;
+
+/// `outcome` with the egress refusals the call met spelled out, so the
+/// model reads why (the guest only got an error code).
+fn with_denials(outcome: ToolOutcome, records: &NetworkRecords) -> ToolOutcome {
+    if records.denials.is_empty() {
+        return outcome;
+    }
+    let mut lines: Vec<&str> = Vec::new();
+    for d in &records.denials {
+        if !lines.contains(&d.message.as_str()) && lines.len() < DENIALS_SHOWN {
+            lines.push(&d.message);
+        }
+    }
+    let more = records.denials.len() as u64 + records.denials_dropped - lines.len() as u64;
+    let mut note = lines.join("; ");
+    if more > 0 {
+        note.push_str(&format!(" (and {more} more refused requests)"));
+    }
+    match outcome {
+        ToolOutcome::Error(e) if e.message.contains(&note) => ToolOutcome::Error(e),
+        ToolOutcome::Error(e) => ToolOutcome::Error(ToolError::new(
+            e.kind,
+            format!("{} [host: {note}]", e.message),
+        )),
+        ToolOutcome::Success(mut out) => {
+            out.text.push_str(&format!("\n[host: {note}]"));
+            ToolOutcome::Success(out)
+        }
+        other @ (ToolOutcome::Cancelled | ToolOutcome::Denied { .. }) => other,
+    }
+}
+
+/// Every credential value replaced wherever the report carries guest or
+/// host text: the one place all of a call's output passes through.
+fn redact_report(report: &mut CallReport, r: &Redactor) {
+    report.outcome = match std::mem::replace(&mut report.outcome, ToolOutcome::Cancelled) {
+        ToolOutcome::Success(out) => ToolOutcome::Success(ToolOutput {
+            text: r.text(&out.text),
+            structured: out.structured.as_ref().map(|v| r.json(v)),
+            truncated: out.truncated,
+        }),
+        ToolOutcome::Error(e) => ToolOutcome::Error(ToolError::new(e.kind, r.text(&e.message))),
+        ToolOutcome::Denied { reason } => ToolOutcome::Denied {
+            reason: r.text(&reason),
+        },
+        ToolOutcome::Cancelled => ToolOutcome::Cancelled,
+    };
+    for line in &mut report.logs {
+        line.message = r.text(&line.message);
+    }
+    for p in &mut report.progress {
+        p.message = r.text(&p.message);
+    }
+    report.stdout = r.text(&report.stdout);
+    report.stderr = r.text(&report.stderr);
+    for u in &mut report.network {
+        u.path = r.text(&u.path);
+        u.error = u.error.as_deref().map(|e| r.text(e));
+    }
+    for d in &mut report.network_denials {
+        d.message = r.text(&d.message);
     }
 }
 
