@@ -95,7 +95,7 @@ fn warden_tool_call_reaches_what_the_policy_names_and_no_more() {
     );
 
     let (code, stdout, stderr) = run(
-        json!({"method": "GET", "scheme": "http", "authority": "10.0.0.1"}),
+        json!({"method": "GET", "scheme": "http", "authority": "10.0.0.1", "path": "/"}),
         false,
     );
     assert_eq!(code, Some(0), "{stdout}{stderr}");

@@ -218,8 +218,3 @@ pub fn respond(out: &mut dyn Write, status: u16, headers: &[(&str, &str)], body:
 pub fn ok_with(body: &'static str) -> impl Fn(&Seen, &mut dyn Write) + Send + Sync + 'static {
     move |_, out| respond(out, 200, &[], body.as_bytes())
 }
-
-/// A handler answering 200 with the request's head as the body.
-pub fn echo_head() -> impl Fn(&Seen, &mut dyn Write) + Send + Sync + 'static {
-    |req, out| respond(out, 200, &[], req.head.as_bytes())
-}

@@ -66,14 +66,17 @@ pub struct ResponseBody {
     /// The guest's between-bytes timeout, if it set one.
     pub idle: Option<(Duration, Pin<Box<tokio::time::Sleep>>)>,
     pub redact: Option<StreamRedactor>,
-    /// Set once the cap or a timeout ended the body.
+    /// The error to yield on the next poll (the cap, after the last bytes).
     pub ended: Option<HttpError>,
+    /// Set once the body has yielded its end or its error.
+    pub done: bool,
     /// Called once with what ended the body early, for the call's record.
     pub on_error: Option<Box<dyn FnOnce(String) + Send>>,
 }
 
 impl ResponseBody {
     fn fail(&mut self, err: HttpError) -> Poll<Option<Result<Frame<Bytes>, HttpError>>> {
+        self.done = true;
         if let Some(f) = self.on_error.take() {
             f(err.to_string());
         }
@@ -90,11 +93,13 @@ impl Body for ResponseBody {
         cx: &mut Context<'_>,
     ) -> Poll<Option<Result<Frame<Bytes>, HttpError>>> {
         let this = &mut *self;
-        if this.ended.is_some() {
+        if this.done {
             return Poll::Ready(None);
         }
+        if let Some(err) = this.ended.take() {
+            return this.fail(err);
+        }
         if this.stop.as_mut().poll(cx).is_ready() {
-            this.ended = Some(HttpError::ConnectionReadTimeout);
             return this.fail(HttpError::ConnectionReadTimeout);
         }
         let frame = match Pin::new(&mut this.inner).poll_frame(cx) {
@@ -102,12 +107,12 @@ impl Body for ResponseBody {
                 if let Some((_, sleep)) = &mut this.idle
                     && sleep.as_mut().poll(cx).is_ready()
                 {
-                    this.ended = Some(HttpError::ConnectionReadTimeout);
                     return this.fail(HttpError::ConnectionReadTimeout);
                 }
                 return Poll::Pending;
             }
             Poll::Ready(None) => {
+                this.done = true;
                 return match this.redact.as_mut().map(StreamRedactor::flush) {
                     Some(rest) if !rest.is_empty() => Poll::Ready(Some(Ok(Frame::data(rest)))),
                     _ => Poll::Ready(None),
@@ -164,7 +169,10 @@ impl Body for ResponseBody {
     }
 
     fn is_end_stream(&self) -> bool {
-        self.ended.is_some() || (self.redact.is_none() && self.inner.is_end_stream())
+        self.done
+            || (self.ended.is_none()
+                && self.redact.as_ref().is_none_or(StreamRedactor::is_empty)
+                && self.inner.is_end_stream())
     }
 }
 
@@ -213,6 +221,11 @@ impl StreamRedactor {
             i += 1;
         }
         Bytes::from(out)
+    }
+
+    /// Whether nothing is held back.
+    pub fn is_empty(&self) -> bool {
+        self.carry.is_empty()
     }
 
     /// The held-back tail at the end of the stream (it held no whole value).

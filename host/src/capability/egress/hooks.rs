@@ -17,6 +17,8 @@ use wasmtime_wasi_http::{
     WasiHttpHooks,
 };
 
+use wasmtime_wasi_http::p2::bindings::http::types::ErrorCode;
+
 use super::check::CompiledGrant;
 use super::connect::EgressEnv;
 use super::credential::{LoadedCredential, Redactor};
@@ -164,6 +166,19 @@ type SendResult = Result<
 impl WasiHttpHooks for EgressHooks {
     fn forbidden_header_filter(&mut self) -> ForbiddenHeaderFilter {
         Arc::new(forbidden)
+    }
+
+    /// A cap the request body hit surfaces inside hyper's error: give the
+    /// guest the cap's own code rather than a protocol error.
+    fn p2_error_from_hyper(&mut self, err: &hyper::Error) -> ErrorCode {
+        let mut source = std::error::Error::source(err);
+        while let Some(e) = source {
+            if let Some(HttpError::HttpRequestBodySize(limit)) = e.downcast_ref::<HttpError>() {
+                return ErrorCode::HttpRequestBodySize(*limit);
+            }
+            source = e.source();
+        }
+        ErrorCode::HttpProtocolError
     }
 
     fn send_request(

@@ -44,8 +44,8 @@ pub struct NetRule {
 }
 
 /// A rule as a policy file spells it: a string or a table.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-#[serde(untagged, expecting = "a destination string or a table with `url`")]
+#[derive(Debug, Clone, Serialize)]
+#[serde(untagged)]
 enum RuleFile {
     Plain(NetPattern),
     Table(RuleTable),
@@ -96,10 +96,27 @@ impl Serialize for NetRule {
 
 impl<'de> Deserialize<'de> for NetRule {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        match RuleFile::deserialize(d)? {
-            RuleFile::Plain(target) => Ok(NetRule::to(target)),
-            RuleFile::Table(t) => NetRule::from_table(t).map_err(serde::de::Error::custom),
+        struct RuleVisitor;
+
+        impl<'de> serde::de::Visitor<'de> for RuleVisitor {
+            type Value = NetRule;
+
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a destination `scheme://host[:port]` or a table with `url`")
+            }
+
+            fn visit_str<E: serde::de::Error>(self, s: &str) -> Result<NetRule, E> {
+                s.parse::<NetPattern>().map(NetRule::to).map_err(E::custom)
+            }
+
+            fn visit_map<A: serde::de::MapAccess<'de>>(self, map: A) -> Result<NetRule, A::Error> {
+                let table =
+                    RuleTable::deserialize(serde::de::value::MapAccessDeserializer::new(map))?;
+                NetRule::from_table(table).map_err(serde::de::Error::custom)
+            }
         }
+
+        d.deserialize_any(RuleVisitor)
     }
 }
 

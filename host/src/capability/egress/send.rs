@@ -217,6 +217,7 @@ pub async fn send(
             .map(|d| (d, Box::pin(tokio::time::sleep(d)))),
         redact: redact.map(StreamRedactor::new),
         ended: None,
+        done: false,
         on_error: Some(Box::new(move |why| log_error(&log_call, id, why))),
     };
     let io_call = call.clone();

@@ -182,11 +182,14 @@ fn stream_error(e: StreamError) -> String {
         StreamError::Closed => "closed".into(),
         StreamError::LastOperationFailed(err) => match http_error_code(&err) {
             Some(c) => code(&c),
-            None => err.to_debug_string(),
+            // Body errors other than error codes: their first line says it.
+            None => err.to_debug_string().lines().next().unwrap_or("").to_string(),
         },
     }
 }
 
+/// The error code's name and payload, e.g. `HttpRequestDenied`.
 fn code(e: &ErrorCode) -> String {
-    format!("{e:?}")
+    let text = format!("{e:?}");
+    text.strip_prefix("ErrorCode::").unwrap_or(&text).to_string()
 }
