@@ -7,7 +7,8 @@ fn unknown_keys_are_located() {
     assert_eq!(
         error("name = 'p'\nmood = 'ask'\n"),
         "test.toml:2:1: unknown field `mood`, expected one of `name`, `description`, `mode`, \
-         `non_interactive`, `grants`, `rule`, `protected`, `test`; remove it or fix its spelling \
+         `non_interactive`, `grants`, `rule`, `protected`, `test`, `credential`; remove it or fix \
+         its spelling \
          (see policies/README.md)"
     );
     let e = error(
