@@ -59,6 +59,7 @@ fn bench(c: &mut Criterion) {
     });
 
     let ro = Grant {
+        network: None,
         filesystem: Some(FsGrant {
             host_dir: ws_path.clone(),
             access: FsAccess::ReadOnly,
@@ -90,7 +91,15 @@ fn bench(c: &mut Criterion) {
         )
         .unwrap();
         b.iter(|| {
-            let linker = linker_for(engine, &component, LinkProfile { filesystem: false }).unwrap();
+            let linker = linker_for(
+                engine,
+                &component,
+                LinkProfile {
+                    filesystem: false,
+                    http: false,
+                },
+            )
+            .unwrap();
             black_box(linker)
         })
     });
@@ -126,6 +135,7 @@ fn bench_protected_paths(c: &mut Criterion, catalog: &Catalog, ws: &std::path::P
     std::os::unix::fs::symlink("small.txt", ws.join("alias")).unwrap();
     let limits = Limits::default();
     let grant = |protected: Option<PathGuard>| Grant {
+        network: None,
         filesystem: Some(FsGrant {
             host_dir: ws.to_path_buf(),
             access: FsAccess::ReadWrite,

@@ -29,7 +29,7 @@ fn test_sources() -> String {
 fn every_fixture_tool_is_used_by_a_test() {
     let sources = test_sources();
     let mut unused = Vec::new();
-    for plugin in [hostile(), echo()] {
+    for plugin in [hostile(), echo(), netprobe()] {
         for tool in plugin.tools() {
             if !sources.contains(&format!("\"{}\"", tool.name)) {
                 unused.push(format!("{}/{}", plugin.name(), tool.name));

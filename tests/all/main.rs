@@ -14,6 +14,7 @@ mod approvals;
 mod audit;
 mod cli;
 mod containment;
+mod egress;
 mod fixtures;
 mod fs_tools;
 mod guest_units;

@@ -60,6 +60,13 @@ pub fn echo() -> Arc<LoadedPlugin> {
         .clone()
 }
 
+/// The netprobe fixture: raw `wasi:http` requests.
+pub fn netprobe() -> Arc<LoadedPlugin> {
+    static P: OnceLock<Arc<LoadedPlugin>> = OnceLock::new();
+    P.get_or_init(|| load_fixture(warden::test_plugins::NETPROBE))
+        .clone()
+}
+
 fn load_fixture(path: &str) -> Arc<LoadedPlugin> {
     let wasm = std::fs::read(path).unwrap();
     catalog().runtime().load(&wasm, None).unwrap()
@@ -214,6 +221,7 @@ pub fn guarded_grant(ws: &Path, access: FsAccess, protected: Option<PathGuard>) 
             protected,
         }),
         extra_dirs: Vec::new(),
+        network: None,
     }
 }
 

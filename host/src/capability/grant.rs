@@ -4,6 +4,7 @@ use std::path::{Path, PathBuf};
 
 use super::PathGuard;
 use super::extra_dirs::{self, DirGrant, extra_dirs_for};
+use super::egress::NetworkGrant;
 use crate::plugin::{DeclaredCapabilities, FsNeed};
 
 /// Access to a directory.
@@ -53,6 +54,10 @@ pub struct Grant {
     /// workspace grant's protected paths apply in each.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub extra_dirs: Vec<DirGrant>,
+    /// Where requests may go, if any network access is granted: only then
+    /// is `wasi:http` linked.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub network: Option<NetworkGrant>,
 }
 
 /// A capability the plugin declared but the call does not get.
@@ -105,6 +110,7 @@ impl Grant {
         let grant = Grant {
             filesystem,
             extra_dirs: Vec::new(),
+            network: None,
         };
         (grant, cuts)
     }
@@ -138,14 +144,11 @@ impl Grant {
                 Some(FsAccess::ReadOnly)
             }
         };
-        for rule in &declared.network {
-            cuts.push(GrantCut {
-                declared: format!("network: {rule}"),
-                granted: "no network (egress is not available yet)".into(),
-            });
-        }
         let extra_dirs =
             extra_dirs_for(declared.filesystem, access, &granted.extra_dirs, &mut cuts);
+        let (network, net_cuts) =
+            NetworkGrant::intersect(&declared.network, &granted.network, &granted.credentials);
+        cuts.extend(net_cuts);
         let filesystem = access.map(|access| FsGrant {
             host_dir: workspace.to_path_buf(),
             access,
@@ -154,6 +157,7 @@ impl Grant {
         let grant = Grant {
             filesystem,
             extra_dirs,
+            network,
         };
         (grant, cuts)
     }
@@ -162,6 +166,7 @@ impl Grant {
     pub fn link_profile(&self) -> super::LinkProfile {
         super::LinkProfile {
             filesystem: self.filesystem.is_some() || !self.extra_dirs.is_empty(),
+            http: self.network.is_some(),
         }
     }
 
@@ -178,6 +183,10 @@ impl Grant {
                 ..
             }) => "workspace read-write",
         };
-        format!("{fs}{}, no network", extra_dirs::describe(&self.extra_dirs))
+        let net = match &self.network {
+            None => "no network".to_string(),
+            Some(n) => n.describe(),
+        };
+        format!("{fs}{}, {net}", extra_dirs::describe(&self.extra_dirs))
     }
 }

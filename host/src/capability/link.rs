@@ -9,6 +9,7 @@ use wasmtime_wasi::clocks::{WasiClocks, WasiClocksView};
 use wasmtime_wasi::p2::bindings::{cli, clocks, filesystem, random, sync};
 use wasmtime_wasi::p2::{DynInputStream, DynOutputStream, DynPollable};
 use wasmtime_wasi::random::{WasiRandom, WasiRandomView};
+use wasmtime_wasi_http::{WasiHttp, WasiHttpView};
 
 use super::clock::{DeadlineClock, HasDeadlineClock};
 use super::guarded_fs::HasGuardedFs;
@@ -23,6 +24,8 @@ use crate::runtime::bindings::ToolPlugin;
 pub struct LinkProfile {
     /// `wasi:filesystem/types` and `wasi:filesystem/preopens`.
     pub filesystem: bool,
+    /// `wasi:http/types` and `wasi:http/outgoing-handler`, behind egress.
+    pub http: bool,
 }
 
 struct HasIo;
@@ -80,6 +83,19 @@ pub fn linker_for(
         )?;
     }
 
+    if profile.http {
+        let options = wasmtime_wasi_http::p2::bindings::LinkOptions::default();
+        wasmtime_wasi_http::p2::bindings::sync::http::outgoing_handler::add_to_linker::<
+            CallState,
+            WasiHttp,
+        >(&mut l, CallState::http)?;
+        wasmtime_wasi_http::p2::bindings::sync::http::types::add_to_linker::<CallState, WasiHttp>(
+            &mut l,
+            &options.into(),
+            CallState::http,
+        )?;
+    }
+
     stub_unlinked(&mut l, engine, component, profile)?;
     Ok(l)
 }
@@ -122,7 +138,8 @@ fn stub_unlinked(
         let linked = match classify_import(name) {
             ImportClass::Host | ImportClass::Baseline | ImportClass::Environment => true,
             ImportClass::Filesystem => profile.filesystem,
-            ImportClass::Http | ImportClass::Sockets | ImportClass::Unknown => false,
+            ImportClass::Http => profile.http,
+            ImportClass::Sockets | ImportClass::Unknown => false,
         };
         if linked {
             continue;

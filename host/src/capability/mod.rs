@@ -6,12 +6,15 @@
 //! names, no guest path resolves outside its preopen (cap-std enforces this
 //! for `..` and symlinks alike), and an interface the grant does not allow
 //! is not linked: calling it traps and the call reports which interface it
-//! was. The filesystem is linked behind [`GuardedFs`], which refuses every
-//! change to the grant's protected paths (and reads and metadata, if they
-//! are not readable), in every preopen, wherever the guest's path leads.
+//! was. `wasi:http` is linked only for a grant with network, behind the
+//! [`egress`] checks; `wasi:sockets` never is. The filesystem is linked
+//! behind [`GuardedFs`], which refuses every change to the grant's
+//! protected paths (and reads and metadata, if they are not readable), in
+//! every preopen, wherever the guest's path leads.
 
 mod beneath;
 mod clock;
+pub mod egress;
 mod extra_dirs;
 mod fs_boundary;
 mod grant;
@@ -21,6 +24,7 @@ pub(crate) mod path_guard;
 mod wasi;
 
 pub use extra_dirs::DirGrant;
+pub use egress::{EgressEnv, NetworkGrant, NetworkRecords};
 pub use fs_boundary::{BoundaryDenial, FsBoundary, FsOp, MAX_BOUNDARY_DENIALS};
 pub use grant::{FsAccess, FsGrant, Grant, GrantCut, WriteMode};
 pub use guarded_fs::{GuardedFs, HasGuardedFs};

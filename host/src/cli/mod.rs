@@ -234,8 +234,9 @@ pub struct CallArgs {
     pub max_output_bytes: Option<usize>,
     /// Set any per-call limit, e.g. `--limit log-lines=50` (repeatable). Keys:
     /// deadline-ms, memory-mib, output-bytes, stdio-bytes, log-lines, log-bytes,
-    /// progress-events, hostcall-fuel, resource-handles, random-bytes. A limit
-    /// the policy sets is a ceiling: asking for more is a usage error.
+    /// progress-events, hostcall-fuel, resource-handles, random-bytes,
+    /// http-request-bytes, http-response-bytes, http-requests. A limit the
+    /// policy sets is a ceiling: asking for more is a usage error.
     #[arg(long = "limit", value_name = "KEY=VALUE")]
     pub limits: Vec<String>,
 }

@@ -133,7 +133,12 @@ fn print_inspection(ins: &Inspection) {
     } else {
         println!(
             "              network {}",
-            m.capabilities.network.join(", ")
+            m.capabilities
+                .network
+                .iter()
+                .map(ToString::to_string)
+                .collect::<Vec<_>>()
+                .join(", ")
         );
     }
     println!("imports:");

@@ -262,7 +262,12 @@ fn explain(policy: Option<&str>, tool: &str, input: &str, json: bool) -> Exit {
         let net = if granted.network.is_empty() {
             "none".to_string()
         } else {
-            granted.network.join(", ")
+            granted
+                .network
+                .iter()
+                .map(ToString::to_string)
+                .collect::<Vec<_>>()
+                .join(", ")
         };
         println!("          network {net}");
         println!(

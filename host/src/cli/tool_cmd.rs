@@ -50,7 +50,8 @@ pub fn list(json: bool) -> Exit {
         let caps = &p.meta.manifest.capabilities;
         let mut cap = format!("fs:{}", caps.filesystem.as_str());
         if !caps.network.is_empty() {
-            cap.push_str(&format!(" net:{}", caps.network.join(",")));
+            let net: Vec<String> = caps.network.iter().map(ToString::to_string).collect();
+            cap.push_str(&format!(" net:{}", net.join(",")));
         }
         let desc = t.description.lines().next().unwrap_or("");
         println!(
@@ -242,6 +243,8 @@ fn print_json(r: &CallResult) {
         "stdout_dropped": report.map(|x| x.stdout_dropped),
         "stderr": report.map(|x| &x.stderr),
         "stderr_dropped": report.map(|x| x.stderr_dropped),
+        "network": report.map(|x| &x.network),
+        "network_denials": report.map(|x| &x.network_denials),
         "duration_ms": report.map(|x| x.duration.as_secs_f64() * 1000.0),
     });
     println!("{doc}");
@@ -279,6 +282,20 @@ fn print_human(r: &CallResult) {
             eprintln!(
                 "warden: note: {} log lines over the cap were dropped",
                 report.logs_dropped
+            );
+        }
+        for u in &report.network {
+            let status = u
+                .status
+                .map_or("no response".to_string(), |s| s.to_string());
+            eprintln!(
+                "warden: note: network {} {}://{}:{}{} → {status}, {} bytes in",
+                u.method,
+                u.scheme.as_str(),
+                u.host,
+                u.port,
+                printable(&u.path),
+                u.bytes_in
             );
         }
         if report.stdout_dropped + report.stderr_dropped > 0 {

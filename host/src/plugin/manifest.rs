@@ -6,6 +6,8 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::capability::egress::NetPattern;
+
 /// Name of the custom section holding the manifest (TOML text).
 pub const MANIFEST_SECTION: &str = "warden:manifest";
 
@@ -30,9 +32,11 @@ pub struct Manifest {
 pub struct DeclaredCapabilities {
     #[serde(default)]
     pub filesystem: FsNeed,
-    /// Network destinations as `scheme://host[:port]` rules.
+    /// Network destinations as `scheme://host[:port]`; `https://*` means
+    /// any host and port over https. A call's requests must match one of
+    /// these *and* a policy rule.
     #[serde(default)]
-    pub network: Vec<String>,
+    pub network: Vec<NetPattern>,
 }
 
 /// Filesystem access a plugin declares.
@@ -143,5 +147,14 @@ mod tests {
             "name = \"x\"\nversion = \"1\"\n[capabilities]\nfilesystem = \"all\"\n",
         );
         assert!(fs.is_err());
+        let net = Manifest::parse(
+            "name = \"x\"\nversion = \"1\"\n[capabilities]\nnetwork = [\"ftp://x.test\"]\n",
+        );
+        assert!(net.unwrap_err().to_string().contains("http or https"));
+        let any = Manifest::parse(
+            "name = \"x\"\nversion = \"1\"\n[capabilities]\nnetwork = [\"https://*\", \"http://*.example.com\"]\n",
+        )
+        .unwrap();
+        assert_eq!(any.capabilities.network[0].to_string(), "https://*");
     }
 }

@@ -12,6 +12,7 @@ use std::time::Duration;
 
 use serde::{Deserialize, Deserializer, Serialize, de::Error as _};
 
+use crate::capability::egress::{CredentialHandle, NetRule};
 use crate::capability::{FsAccess, PathGuard};
 use crate::runtime::{Limits, MAX_MEMORY_BYTES};
 
@@ -58,10 +59,13 @@ pub struct GrantTable {
     pub workspace: Option<WorkspaceAccess>,
     /// Directories besides the workspace; replaces the lower layer's list.
     pub extra_dirs: Option<Vec<ExtraDir>>,
-    /// Egress rules, each `scheme://host:port` (port may be `*`); replaces
-    /// the lower layer's list.
-    #[serde(default, deserialize_with = "network_rules")]
-    pub network: Option<Vec<String>>,
+    /// Egress rules: `scheme://host[:port]` strings, or tables with `url`
+    /// and optional `methods`, `paths` and `allow_private`; replaces the
+    /// lower layer's list.
+    pub network: Option<Vec<NetRule>>,
+    /// Names of `[[credential]]`s the host injects for these calls;
+    /// replaces the lower layer's list.
+    pub credentials: Option<Vec<String>>,
     /// Wall-clock deadline per call, in milliseconds (at least 1).
     #[serde(default, deserialize_with = "positive")]
     pub deadline_ms: Option<u64>,
@@ -71,6 +75,15 @@ pub struct GrantTable {
     /// Result text kept per call before truncation, in bytes (at least 1).
     #[serde(default, deserialize_with = "positive")]
     pub output_bytes: Option<u64>,
+    /// Request body bytes per outgoing HTTP request (at least 1).
+    #[serde(default, deserialize_with = "positive")]
+    pub http_request_bytes: Option<u64>,
+    /// Response body bytes per outgoing HTTP request (at least 1).
+    #[serde(default, deserialize_with = "positive")]
+    pub http_response_bytes: Option<u64>,
+    /// Outgoing HTTP requests per call (at least 1).
+    #[serde(default, deserialize_with = "positive")]
+    pub http_requests: Option<u64>,
 }
 
 /// Every grant layer of a policy.
@@ -97,6 +110,12 @@ pub struct LimitOverrides {
     pub memory_bytes: Option<usize>,
     /// Result text kept per call, in bytes.
     pub output_bytes: Option<usize>,
+    /// Request body bytes per outgoing HTTP request.
+    pub http_request_bytes: Option<u64>,
+    /// Response body bytes per outgoing HTTP request.
+    pub http_response_bytes: Option<u64>,
+    /// Outgoing HTTP requests per call.
+    pub http_requests: Option<u64>,
 }
 
 impl LimitOverrides {
@@ -111,6 +130,15 @@ impl LimitOverrides {
         if let Some(o) = self.output_bytes {
             base.output_bytes = o;
         }
+        if let Some(b) = self.http_request_bytes {
+            base.http_request_bytes = b;
+        }
+        if let Some(b) = self.http_response_bytes {
+            base.http_response_bytes = b;
+        }
+        if let Some(n) = self.http_requests {
+            base.http_requests = n;
+        }
         base
     }
 }
@@ -122,8 +150,11 @@ pub struct GrantSpec {
     pub workspace: Option<FsAccess>,
     /// Directories besides the workspace. Default none.
     pub extra_dirs: Vec<ExtraDir>,
-    /// Egress rules, `scheme://host:port`. Default none: no network.
-    pub network: Vec<String>,
+    /// Egress rules. Default none: no network.
+    pub network: Vec<NetRule>,
+    /// Credentials the host injects (handles, resolved from the policy's
+    /// `[[credential]]`s by [`crate::policy::Policy::grant_for`]). Default none.
+    pub credentials: Vec<CredentialHandle>,
     /// Limit overrides. Default none: the runtime defaults.
     pub limits: LimitOverrides,
     /// Paths the call may not change (or read, if so set), enforced by the
@@ -158,6 +189,10 @@ impl Grants {
             merged.workspace = l.workspace.or(merged.workspace);
             merged.extra_dirs = l.extra_dirs.or(merged.extra_dirs);
             merged.network = l.network.or(merged.network);
+            merged.credentials = l.credentials.or(merged.credentials);
+            merged.http_request_bytes = l.http_request_bytes.or(merged.http_request_bytes);
+            merged.http_response_bytes = l.http_response_bytes.or(merged.http_response_bytes);
+            merged.http_requests = l.http_requests.or(merged.http_requests);
             merged.deadline_ms = l.deadline_ms.or(merged.deadline_ms);
             merged.memory_mib = l.memory_mib.or(merged.memory_mib);
             merged.output_bytes = l.output_bytes.or(merged.output_bytes);
@@ -169,6 +204,7 @@ impl Grants {
                 .fs_access(),
             extra_dirs: merged.extra_dirs.unwrap_or_default(),
             network: merged.network.unwrap_or_default(),
+            credentials: Vec::new(),
             limits: LimitOverrides {
                 deadline: merged.deadline_ms.map(Duration::from_millis),
                 memory_bytes: merged
@@ -177,9 +213,36 @@ impl Grants {
                 output_bytes: merged
                     .output_bytes
                     .map(|o| usize::try_from(o).unwrap_or(usize::MAX)),
+                http_request_bytes: merged.http_request_bytes,
+                http_response_bytes: merged.http_response_bytes,
+                http_requests: merged.http_requests,
             },
             protected: PathGuard::defaults(),
         }
+    }
+}
+
+impl Grants {
+    /// The `credentials` names for `plugin` and `tool`, layered like the
+    /// other fields.
+    pub fn credential_names(&self, plugin: &str, tool: &str) -> Vec<String> {
+        [
+            Some(&self.default),
+            self.plugin.get(plugin),
+            self.tool.get(tool),
+        ]
+        .into_iter()
+        .flatten()
+        .filter_map(|l| l.credentials.clone())
+        .next_back()
+        .unwrap_or_default()
+    }
+
+    /// Every layer, for validation.
+    pub(crate) fn layers(&self) -> impl Iterator<Item = &GrantTable> {
+        std::iter::once(&self.default)
+            .chain(self.plugin.values())
+            .chain(self.tool.values())
     }
 }
 
@@ -232,44 +295,4 @@ fn extra_dir_problem(path: &str) -> Option<String> {
              workspace; grant the workspace itself with `workspace = ...`"
         )
     })
-}
-
-fn network_rules<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Vec<String>>, D::Error> {
-    let rules = Vec::<String>::deserialize(d)?;
-    for rule in &rules {
-        if !is_network_rule(rule) {
-            return Err(D::Error::custom(format!(
-                "network rule `{rule}` must be scheme://host:port, e.g. \
-                 `https://api.example.com:443` (port may be `*`, host may start with `*.`)"
-            )));
-        }
-    }
-    Ok(Some(rules))
-}
-
-/// `scheme://host:port`: a URL scheme, a host name, `*.`-wildcard or
-/// bracketed IPv6 address, and a port number or `*`. No path, no user info.
-fn is_network_rule(rule: &str) -> bool {
-    let Some((scheme, rest)) = rule.split_once("://") else {
-        return false;
-    };
-    let Some((host, port)) = rest.rsplit_once(':') else {
-        return false;
-    };
-    let scheme_ok = scheme.starts_with(|c: char| c.is_ascii_alphabetic())
-        && scheme
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || "+-.".contains(c));
-    let port_ok = port == "*" || port.parse::<u16>().is_ok_and(|p| p > 0);
-    let host_ok = match host.strip_prefix('[').and_then(|h| h.strip_suffix(']')) {
-        Some(v6) => v6.parse::<std::net::Ipv6Addr>().is_ok(),
-        None => {
-            let name = host.strip_prefix("*.").unwrap_or(host);
-            !name.is_empty()
-                && name
-                    .chars()
-                    .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '.')
-        }
-    };
-    scheme_ok && port_ok && host_ok
 }

@@ -35,6 +35,7 @@ pub use limits::LimitAboveCeiling;
 pub use protected::{DEFAULT_PROTECTED, Protected, normalize_path};
 pub use rule::{ArgMatcher, Rule};
 
+use crate::capability::egress::CredentialHandle;
 use decide::RuleIndex;
 use error::Locator;
 use matchers::ArgMatchers;
@@ -59,6 +60,8 @@ pub struct Policy {
     pub grants: Grants,
     /// Paths tools may never write (and, optionally, read).
     pub protected: Protected,
+    /// Credentials grants may name: how to inject them, never their values.
+    pub credentials: Vec<CredentialHandle>,
     /// The policy's own test cases.
     pub tests: Vec<PolicyTest>,
     /// Every rule's argument matchers, compiled.
@@ -103,6 +106,25 @@ impl Policy {
         let matchers = ArgMatchers::build(&rules)
             .map_err(|msg| loc.invalid(0..0, format!("argument matchers: {msg}")))?;
 
+        let mut seen = std::collections::BTreeSet::new();
+        for c in &file.credential {
+            if !seen.insert(c.name.as_str()) {
+                return Err(loc.invalid(0..0, format!("credential `{}` is declared twice", c.name)));
+            }
+        }
+        for layer in file.grants.layers() {
+            for name in layer.credentials.iter().flatten() {
+                if !seen.contains(name.as_str()) {
+                    return Err(loc.invalid(
+                        0..0,
+                        format!(
+                            "grants name credential `{name}`, but no [[credential]] has that name"
+                        ),
+                    ));
+                }
+            }
+        }
+
         Ok(Policy {
             name: file.name,
             description: file.description,
@@ -111,6 +133,7 @@ impl Policy {
             rules,
             grants: file.grants,
             protected,
+            credentials: file.credential,
             tests: file.test,
             matchers,
             index,
@@ -130,8 +153,15 @@ impl Policy {
     /// over `[grants.plugin]` over `[grants.default]`, field by field.
     /// The policy's protected paths come with it.
     pub fn grant_for(&self, plugin: &str, tool: &str) -> GrantSpec {
+        let names = self.grants.credential_names(plugin, tool);
         GrantSpec {
             protected: self.protected.guard().clone(),
+            credentials: self
+                .credentials
+                .iter()
+                .filter(|c| names.contains(&c.name))
+                .cloned()
+                .collect(),
             ..self.grants.resolve(plugin, tool)
         }
     }
@@ -191,6 +221,8 @@ struct PolicyFile {
     pub protected: ProtectedFile,
     #[serde(default)]
     pub test: Vec<PolicyTest>,
+    #[serde(default)]
+    pub credential: Vec<CredentialHandle>,
 }
 
 /// One `[[rule]]`.

@@ -7,11 +7,15 @@ use wasmtime::{Store, UpdateDeadline};
 
 use super::bindings::types;
 use super::component::LoadedPlugin;
+use super::egress_report::{redact_report, with_denials};
 use super::limits::{Limits, MAX_MEMORY_BYTES};
 use super::pipe::CappedPipe;
 use super::state::{
     CallState, CancelToken, Interrupt, Interrupted, LogLine, ProgressEvent, ProgressSink,
     floor_char_boundary,
+};
+use crate::capability::egress::{
+    EgressCall, EgressEnv, EgressLimits, NetworkDenial, NetworkUse, Redactor,
 };
 use crate::capability::{BoundaryDenial, FsBoundary, GUEST_WORKSPACE, Grant, build_wasi};
 use crate::protocol::{ErrorKind, ToolError, ToolOutcome, ToolOutput};
@@ -46,6 +50,15 @@ pub struct CallReport {
     pub boundary_denials: Vec<BoundaryDenial>,
     /// Refusals past that cap, counted only.
     pub boundary_denials_dropped: u64,
+    /// Each HTTP request that passed the egress checks and was sent, at
+    /// most [`crate::capability::egress::MAX_NETWORK_RECORDS`].
+    pub network: Vec<NetworkUse>,
+    /// Requests past that cap, counted only.
+    pub network_dropped: u64,
+    /// Each HTTP request the egress checks refused, same cap.
+    pub network_denials: Vec<NetworkDenial>,
+    /// Refusals past that cap, counted only.
+    pub network_denials_dropped: u64,
     #[serde(with = "duration_ms")]
     pub duration: Duration,
 }
@@ -60,8 +73,16 @@ mod duration_ms {
 }
 
 impl LoadedPlugin {
-    /// Run `req` in a fresh instance and report how it ended.
+    /// Run `req` in a fresh instance and report how it ended; requests go
+    /// out with the system resolver and TLS roots.
     pub fn call(&self, req: CallRequest<'_>) -> CallReport {
+        self.call_with(req, &EgressEnv::system())
+    }
+
+    /// [`LoadedPlugin::call`] with egress resolving and trusting as `env`
+    /// says (a library caller's test resolver or CA; nothing a policy or
+    /// the CLI can set).
+    pub fn call_with(&self, req: CallRequest<'_>, env: &EgressEnv) -> CallReport {
         let started = Instant::now();
         let mut limits = req.limits.clone();
         limits.memory_bytes = limits.memory_bytes.min(MAX_MEMORY_BYTES);
@@ -78,8 +99,13 @@ impl LoadedPlugin {
             stderr_dropped: 0,
             boundary_denials: Vec::new(),
             boundary_denials_dropped: 0,
+            network: Vec::new(),
+            network_dropped: 0,
+            network_denials: Vec::new(),
+            network_denials_dropped: 0,
             duration: Duration::ZERO,
         };
+        let mut redactor = Redactor::default();
         if req.cancel.is_cancelled() {
             report.duration = started.elapsed();
             return report;
@@ -90,7 +116,7 @@ impl LoadedPlugin {
                 e.kind()
             )),
             Ok(wasi) => {
-                let state = CallState::new(
+                let mut state = CallState::new(
                     wasi,
                     FsBoundary::for_grant(req.grant),
                     stderr.clone(),
@@ -98,9 +124,28 @@ impl LoadedPlugin {
                     req.cancel.clone(),
                     req.progress.clone(),
                 );
+                if let Some(net) = &req.grant.network {
+                    let deadline = state.deadline();
+                    state.set_egress(std::sync::Arc::new(EgressCall::new(
+                        net,
+                        env.clone(),
+                        EgressLimits::from_limits(&limits),
+                        deadline,
+                        req.cancel.clone(),
+                    )));
+                }
                 let mut store = new_store(&self.engine, state, &limits);
-                let outcome = self.run(&mut store, &req, &limits);
+                let mut outcome = self.run(&mut store, &req, &limits);
                 let state = store.into_data();
+                if let Some(egress) = &state.egress_call {
+                    redactor = egress.redactor().clone();
+                    let records = egress.records();
+                    outcome = with_denials(outcome, &records);
+                    report.network = records.uses;
+                    report.network_dropped = records.uses_dropped;
+                    report.network_denials = records.denials;
+                    report.network_denials_dropped = records.denials_dropped;
+                }
                 report.logs = state.logs;
                 report.logs_dropped = state.logs_dropped;
                 report.progress = state.progress;
@@ -123,6 +168,9 @@ impl LoadedPlugin {
             .collect();
         report.outcome = outcome.hide_paths(&hidden);
         report.duration = started.elapsed();
+        if !redactor.is_empty() {
+            redact_report(&mut report, &redactor);
+        }
         report
     }
 

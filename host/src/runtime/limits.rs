@@ -26,6 +26,28 @@ pub struct Limits {
     pub resource_handles: usize,
     /// Bytes one `wasi:random` call may request. Default 64 KiB.
     pub random_bytes: u64,
+    /// Request body bytes one outgoing HTTP request may send. Default 1 MiB.
+    #[serde(default = "default_http_request_bytes")]
+    pub http_request_bytes: u64,
+    /// Response body bytes one outgoing HTTP request may receive; the body
+    /// ends with an error past it. Default 8 MiB.
+    #[serde(default = "default_http_response_bytes")]
+    pub http_response_bytes: u64,
+    /// Outgoing HTTP requests per call. Default 64.
+    #[serde(default = "default_http_requests")]
+    pub http_requests: u64,
+}
+
+fn default_http_request_bytes() -> u64 {
+    1 << 20
+}
+
+fn default_http_response_bytes() -> u64 {
+    8 << 20
+}
+
+fn default_http_requests() -> u64 {
+    64
 }
 
 impl Default for Limits {
@@ -41,6 +63,9 @@ impl Default for Limits {
             hostcall_fuel: 16 << 20,
             resource_handles: 4_096,
             random_bytes: 64 << 10,
+            http_request_bytes: default_http_request_bytes(),
+            http_response_bytes: default_http_response_bytes(),
+            http_requests: default_http_requests(),
         }
     }
 }
@@ -61,6 +86,9 @@ pub const LIMIT_KEYS: &[&str] = &[
     "hostcall-fuel",
     "resource-handles",
     "random-bytes",
+    "http-request-bytes",
+    "http-response-bytes",
+    "http-requests",
 ];
 
 impl Limits {
@@ -87,6 +115,9 @@ impl Limits {
             "hostcall-fuel" => self.hostcall_fuel = size,
             "resource-handles" => self.resource_handles = size,
             "random-bytes" => self.random_bytes = value,
+            "http-request-bytes" => self.http_request_bytes = value,
+            "http-response-bytes" => self.http_response_bytes = value,
+            "http-requests" => self.http_requests = value,
             other => {
                 return Err(format!(
                     "unknown limit {other:?}; limits are: {}",

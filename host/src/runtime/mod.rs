@@ -8,6 +8,7 @@ pub mod bindings;
 mod cache;
 mod call;
 mod component;
+mod egress_report;
 mod engine;
 mod limits;
 mod pipe;

@@ -16,6 +16,9 @@ use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
 use super::bindings::host;
 use super::limits::Limits;
 use super::pipe::CappedPipe;
+use wasmtime_wasi_http::{WasiHttpCtx, WasiHttpCtxView, WasiHttpView};
+
+use crate::capability::egress::{EgressCall, EgressHooks};
 use crate::capability::{FsBoundary, GuardedFs};
 
 /// A flag the caller sets to cancel a running call.
@@ -99,6 +102,12 @@ pub struct CallState {
     memory_total: usize,
     /// When an epoch check first saw the cancellation.
     cancel_seen: Option<Instant>,
+    /// `wasi:http` state; used only when the grant links it.
+    http: WasiHttpCtx,
+    /// Routes every outgoing request through the call's egress checks.
+    egress: EgressHooks,
+    /// The call's egress state, when it has a network grant.
+    pub(crate) egress_call: Option<Arc<EgressCall>>,
 }
 
 impl CallState {
@@ -130,7 +139,16 @@ impl CallState {
             memory_refused: false,
             memory_total: 0,
             cancel_seen: None,
+            http: WasiHttpCtx::new(),
+            egress: EgressHooks::default(),
+            egress_call: None,
         }
+    }
+
+    /// Send this call's `wasi:http` requests through `call`'s checks.
+    pub(crate) fn set_egress(&mut self, call: Arc<EgressCall>) {
+        self.egress = EgressHooks::new(call.clone());
+        self.egress_call = Some(call);
     }
 
     /// The guest's filesystem: wasmtime's, behind the call's boundary.
@@ -172,6 +190,16 @@ impl WasiView for CallState {
         WasiCtxView {
             ctx: &mut self.wasi,
             table: &mut self.table,
+        }
+    }
+}
+
+impl WasiHttpView for CallState {
+    fn http(&mut self) -> WasiHttpCtxView<'_> {
+        WasiHttpCtxView {
+            ctx: &mut self.http,
+            table: &mut self.table,
+            hooks: &mut self.egress,
         }
     }
 }

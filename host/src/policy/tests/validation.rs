@@ -7,7 +7,8 @@ fn unknown_keys_are_located() {
     assert_eq!(
         error("name = 'p'\nmood = 'ask'\n"),
         "test.toml:2:1: unknown field `mood`, expected one of `name`, `description`, `mode`, \
-         `non_interactive`, `grants`, `rule`, `protected`, `test`; remove it or fix its spelling \
+         `non_interactive`, `grants`, `rule`, `protected`, `test`, `credential`; remove it or fix \
+         its spelling \
          (see policies/README.md)"
     );
     let e = error(
@@ -38,9 +39,19 @@ fn bad_values_are_located() {
     );
     let e = error("name = 'p'\n[grants.default]\nnetwork = ['api.example.com']\n");
     assert!(
-        e.starts_with("test.toml:3:11: network rule `api.example.com` must be scheme://host:port"),
+        e.starts_with("test.toml:3:1")
+            && e.contains("`api.example.com` is not a destination: no scheme"),
         "{e}"
     );
+    let e = error(
+        "name = 'p'\n[grants.default]\nnetwork = [{ url = 'https://x.test', allow_private = ['10.0.0.0/33'] }]\n",
+    );
+    assert!(
+        e.contains("`10.0.0.0/33` in `allow_private` is not an address or CIDR network"),
+        "{e}"
+    );
+    let e = error("name = 'p'\n[grants.default]\ncredentials = ['gh']\n");
+    assert!(e.contains("no [[credential]] has that name"), "{e}");
     let e = error(
         "name = 'p'\n[grants.default]\nextra_dirs = [{ path = '~/x', access = 'read-only' }]\n",
     );
