@@ -1,10 +1,11 @@
 //! The per-call state of the filesystem boundary: the protected paths, the
-//! workspace-relative path of the descriptors the guest holds, and the
-//! refusals made so far.
+//! workspace-relative path of the descriptors the guest holds, the
+//! refusals made so far and the file uses that succeeded.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
+use super::exercised::{Exercised, FileOp, FileUses};
 use super::path_guard::join_rel;
 use super::{FsAccess, GUEST_WORKSPACE, Grant, PathGuard, PathUse};
 
@@ -69,6 +70,18 @@ pub struct FsBoundary {
     pub(super) paths: HashMap<u32, String>,
     denials: Vec<BoundaryDenial>,
     denials_dropped: u64,
+    uses: FileUses,
+}
+
+/// What the boundary saw during a call.
+#[derive(Debug, Default)]
+pub struct BoundaryReport {
+    /// Refusals, at most [`MAX_BOUNDARY_DENIALS`].
+    pub denials: Vec<BoundaryDenial>,
+    /// Refusals past that cap, counted only.
+    pub denials_dropped: u64,
+    /// The file uses that succeeded.
+    pub exercised: Exercised,
 }
 
 impl FsBoundary {
@@ -85,9 +98,20 @@ impl FsBoundary {
         }
     }
 
-    /// The refusals, and how many more there were than were kept.
-    pub fn into_denials(self) -> (Vec<BoundaryDenial>, u64) {
-        (self.denials, self.denials_dropped)
+    /// The refusals and the uses.
+    pub fn into_report(self) -> BoundaryReport {
+        BoundaryReport {
+            denials: self.denials,
+            denials_dropped: self.denials_dropped,
+            exercised: self.uses.into_exercised(),
+        }
+    }
+
+    /// Note that `op` succeeded on `path` (moving it to `to`, for a rename).
+    pub(super) fn used(&mut self, op: FileOp, path: Option<String>, to: Option<String>) {
+        if let Some(path) = path {
+            self.uses.note(op, path, to);
+        }
     }
 
     /// Whether operations that `how` a path need checking at all.
@@ -203,7 +227,8 @@ mod tests {
             b.record(FsOp::Open, Some(".env"));
         }
         b.record(FsOp::Open, None);
-        let (kept, dropped) = b.into_denials();
+        let r = b.into_report();
+        let (kept, dropped) = (r.denials, r.denials_dropped);
         assert_eq!((kept.len(), dropped), (MAX_BOUNDARY_DENIALS, 4));
         assert_eq!(
             kept[0],

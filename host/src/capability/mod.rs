@@ -11,6 +11,7 @@
 
 mod beneath;
 mod clock;
+mod exercised;
 mod fs_boundary;
 mod grant;
 mod guarded_fs;
@@ -18,7 +19,8 @@ mod link;
 pub(crate) mod path_guard;
 mod wasi;
 
-pub use fs_boundary::{BoundaryDenial, FsBoundary, FsOp, MAX_BOUNDARY_DENIALS};
+pub use exercised::{Exercised, FileOp, FileUse, FileUses, MAX_FILE_USES};
+pub use fs_boundary::{BoundaryDenial, BoundaryReport, FsBoundary, FsOp, MAX_BOUNDARY_DENIALS};
 pub use grant::{FsAccess, FsGrant, Grant, GrantCut, WriteMode};
 pub use guarded_fs::{GuardedFs, HasGuardedFs};
 pub use link::{LinkProfile, linker_for};

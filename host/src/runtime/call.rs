@@ -13,7 +13,9 @@ use super::state::{
     CallState, CancelToken, Interrupt, Interrupted, LogLine, ProgressEvent, ProgressSink,
     floor_char_boundary,
 };
-use crate::capability::{BoundaryDenial, FsBoundary, GUEST_WORKSPACE, Grant, build_wasi};
+use crate::capability::{
+    BoundaryDenial, Exercised, FsBoundary, GUEST_WORKSPACE, Grant, build_wasi,
+};
 use crate::protocol::{ErrorKind, ToolError, ToolOutcome, ToolOutput};
 
 /// One call to make.
@@ -46,6 +48,8 @@ pub struct CallReport {
     pub boundary_denials: Vec<BoundaryDenial>,
     /// Refusals past that cap, counted only.
     pub boundary_denials_dropped: u64,
+    /// What the call did with its grant, as the host's WASI layer saw it.
+    pub exercised: Exercised,
     #[serde(with = "duration_ms")]
     pub duration: Duration,
 }
@@ -78,6 +82,7 @@ impl LoadedPlugin {
             stderr_dropped: 0,
             boundary_denials: Vec::new(),
             boundary_denials_dropped: 0,
+            exercised: Exercised::default(),
             duration: Duration::ZERO,
         };
         if req.cancel.is_cancelled() {
@@ -104,8 +109,10 @@ impl LoadedPlugin {
                 report.logs = state.logs;
                 report.logs_dropped = state.logs_dropped;
                 report.progress = state.progress;
-                (report.boundary_denials, report.boundary_denials_dropped) =
-                    state.fs_boundary.into_denials();
+                let boundary = state.fs_boundary.into_report();
+                report.boundary_denials = boundary.denials;
+                report.boundary_denials_dropped = boundary.denials_dropped;
+                report.exercised = boundary.exercised;
                 outcome
             }
         };
