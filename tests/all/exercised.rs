@@ -226,3 +226,62 @@ fn tool_call_is_audited_with_what_it_exercised_and_no_secret() {
     let (code, out, _) = cli(home.path(), &["audit", "verify"]);
     assert_eq!(code, Some(0), "{out}");
 }
+
+#[test]
+fn audit_caps_compares_grants_with_use_and_suggests_least_privilege() {
+    let home = fresh_home();
+    let (code, _, err) = cli(
+        home.path(),
+        &["plugin", "install", warden::test_plugins::HOSTILE],
+    );
+    assert_eq!(code, Some(0), "{err}");
+    let sb = seeded();
+    let ws = sb.ws().display().to_string();
+    let calls: [(&str, &str, &str, i32); 5] = [
+        // Granted the workspace, touches nothing.
+        ("ok", "{}", "ci", 0),
+        // Granted writes, only reads.
+        (
+            "fs_script",
+            r#"{"steps":[{"op":"read","path":"a.txt"}]}"#,
+            "ci",
+            0,
+        ),
+        ("write_file", r#"{"path":"new.txt","content":"x"}"#, "ci", 0),
+        ("read_file", r#"{"path":"a.txt"}"#, "ci", 0),
+        // Denied: says nothing about use.
+        (
+            "write_file",
+            r#"{"path":"b.txt","content":"x"}"#,
+            "read-only",
+            3,
+        ),
+    ];
+    for (tool, input, policy, want) in calls {
+        let (code, _, err) = cli(
+            home.path(),
+            &[
+                "tool", "call", tool, "--policy", policy, "-w", &ws, "--input", input,
+            ],
+        );
+        assert_eq!(code, Some(want), "{tool}: {err}");
+    }
+    let (code, out, err) = cli(home.path(), &["audit", "caps"]);
+    assert_eq!(code, Some(0), "{err}");
+    insta::assert_snapshot!("audit_caps", out);
+
+    let (code, out, _) = cli(home.path(), &["audit", "caps", "--json"]);
+    assert_eq!(code, Some(0));
+    let v: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(
+        v["tools"]["fs_script"]["unused"],
+        json!(["write granted but only reads seen"])
+    );
+    assert_eq!(v["tools"]["ok"]["suggested_workspace"], "none");
+    assert_eq!(
+        v["tools"]["write_file"]["suggested_workspace"],
+        "read-write"
+    );
+    assert_eq!(v["tools"]["write_file"]["calls"], 2);
+    assert_eq!(v["tools"]["write_file"]["ran"], 1);
+}

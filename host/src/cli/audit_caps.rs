@@ -133,10 +133,10 @@ fn snippet(tools: &BTreeMap<String, ToolCaps>) -> String {
     let mut out = String::from("# Least privilege for the calls in the audit log:\n");
     for (name, t) in tools {
         let Some(ws) = t.suggested_workspace else {
-            out.push_str(&format!("# {name}: no call ran, nothing to go by\n"));
+            out.push_str(&format!("\n# {name}: no call ran, nothing to go by\n"));
             continue;
         };
-        out.push_str(&format!("[grants.tool.{name}]\nworkspace = \"{ws}\"\n"));
+        out.push_str(&format!("\n[grants.tool.{name}]\nworkspace = \"{ws}\"\n"));
         let rules: Vec<String> = t
             .suggested_network
             .iter()
@@ -145,6 +145,14 @@ fn snippet(tools: &BTreeMap<String, ToolCaps>) -> String {
         out.push_str(&format!("network = [{}]\n", rules.join(", ")));
     }
     out
+}
+
+fn plural(n: u64, what: &str) -> String {
+    if n == 1 {
+        format!("1 {what}")
+    } else {
+        format!("{n} {what}s")
+    }
 }
 
 fn list<T: AsRef<str>>(items: impl IntoIterator<Item = T>) -> String {
@@ -170,9 +178,9 @@ pub fn caps(records: &[AuditRecord], catalog: Option<&Catalog>, json: bool) -> E
     for (name, t) in &tools {
         let outcomes = list(t.outcomes.iter().map(|(o, n)| format!("{n} {o}")));
         println!(
-            "{name} (plugin {}): {} calls: {outcomes}",
+            "{name} (plugin {}): {}: {outcomes}",
             t.plugin.as_deref().unwrap_or("?"),
-            t.calls
+            plural(t.calls, "call")
         );
         let declared = t
             .declared
@@ -205,8 +213,8 @@ pub fn caps(records: &[AuditRecord], catalog: Option<&Catalog>, json: bool) -> E
         );
         let files = list(t.used_files.iter().map(|op| op.as_str()));
         println!(
-            "  used:           files {files} ({} paths), network {}",
-            t.used_paths,
+            "  used:           files {files} ({}), network {}",
+            plural(t.used_paths, "path"),
             list(&t.used_network)
         );
         if t.refused > 0 {
@@ -219,4 +227,46 @@ pub fn caps(records: &[AuditRecord], catalog: Option<&Catalog>, json: bool) -> E
     println!();
     print!("{policy}");
     Exit::Success
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn call(tool: &str, grant: serde_json::Value, exercised: serde_json::Value) -> AuditRecord {
+        serde_json::from_value(json!({
+            "seq": 1, "time": "2026-11-22T10:00:00.000000Z", "prev": "0",
+            "event": {
+                "type": "tool_call", "call_id": "c", "tool": tool, "plugin": "web",
+                "args_sha256": "0", "arguments": {}, "outcome": "success",
+                "duration_ms": 0, "output_bytes": 0,
+                "grant": grant, "exercised": exercised,
+            }
+        }))
+        .unwrap()
+    }
+
+    #[test]
+    fn network_use_is_summarized_once_the_egress_layer_reports_it() {
+        let net = json!({"filesystem": null, "network": ["https://api.example.com:443", "https://b.example:443"]});
+        let records = [
+            call(
+                "fetch",
+                net.clone(),
+                json!({"network": [{"host": "api.example.com", "port": 443, "bytes_out": 10}]}),
+            ),
+            call("idle", net, json!({})),
+        ];
+        let tools = summarize(&records, None);
+        let fetch = &tools["fetch"];
+        assert_eq!(
+            fetch.used_network.iter().collect::<Vec<_>>(),
+            ["api.example.com:443"]
+        );
+        assert_eq!(fetch.suggested_network, ["https://api.example.com:443"]);
+        assert_eq!(fetch.suggested_workspace, Some("none"));
+        assert!(fetch.unused.is_empty(), "{:?}", fetch.unused);
+        assert_eq!(tools["idle"].unused, ["network granted but never used"]);
+        assert!(snippet(&tools).contains("network = [\"https://api.example.com:443\"]"));
+    }
 }
