@@ -10,28 +10,6 @@ use warden::runtime::LoadError;
 
 use crate::support::*;
 
-/// A fresh data directory seeded with the shared compile cache.
-fn fresh_home() -> tempfile::TempDir {
-    catalog();
-    let home = tempfile::tempdir().unwrap();
-    let cache = home.path().join("cache");
-    std::fs::create_dir_all(&cache).unwrap();
-    for e in std::fs::read_dir(shared_home().join("cache")).unwrap() {
-        let e = e.unwrap();
-        std::fs::copy(e.path(), cache.join(e.file_name())).unwrap();
-    }
-    home
-}
-
-fn cli(home: &Path, args: &[&str]) -> (Option<i32>, String, String) {
-    let o = warden(home).args(args).output().unwrap();
-    (
-        o.status.code(),
-        String::from_utf8(o.stdout).unwrap(),
-        String::from_utf8(o.stderr).unwrap(),
-    )
-}
-
 fn echo_path() -> &'static str {
     warden::test_plugins::ECHO
 }
@@ -115,7 +93,14 @@ fn inspect_a_file_shows_imports_and_capabilities() {
     );
     assert_eq!(code, Some(0), "{err}");
     assert!(out.starts_with("hostile 0.1.0\n"), "{out}");
-    assert!(out.contains("declared:     filesystem read-write"), "{out}");
+    let fs_row = out
+        .lines()
+        .find(|l| l.trim_start().starts_with("filesystem "))
+        .unwrap();
+    assert!(
+        fs_row.contains(" read-write ") && fs_row.contains("yes: the directories it is granted"),
+        "{fs_row}"
+    );
     let fs_line = out
         .lines()
         .find(|l| l.trim_start().starts_with("wasi:filesystem/types@"))
@@ -194,8 +179,7 @@ fn a_changed_component_on_disk_is_refused() {
     let home = fresh_home();
     let (code, _, err) = cli(home.path(), &["plugin", "install", echo_path()]);
     assert_eq!(code, Some(0), "{err}");
-    // Drop the compiled cache so the component file itself must be read.
-    std::fs::remove_dir_all(home.path().join("cache")).unwrap();
+    // The compiled cache stays: it must not hide the change.
     let stored = home.path().join("plugins/echo/component.wasm");
     let mut bytes = std::fs::read(&stored).unwrap();
     let last = bytes.len() - 1;
@@ -207,7 +191,8 @@ fn a_changed_component_on_disk_is_refused() {
     );
     assert_eq!(code, Some(5), "{err}");
     assert!(
-        err.contains("changed on disk since it was installed"),
+        err.contains("changed on disk since it was approved")
+            && err.contains("`warden plugin approve echo`"),
         "{err}"
     );
 }

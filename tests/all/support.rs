@@ -275,3 +275,26 @@ pub fn exclusive() -> std::sync::MutexGuard<'static, ()> {
     LOCK.lock()
         .unwrap_or_else(std::sync::PoisonError::into_inner)
 }
+
+/// A fresh data directory seeded with the shared compile cache.
+pub fn fresh_home() -> tempfile::TempDir {
+    catalog();
+    let home = tempfile::tempdir().unwrap();
+    let cache = home.path().join("cache");
+    std::fs::create_dir_all(&cache).unwrap();
+    for e in std::fs::read_dir(shared_home().join("cache")).unwrap() {
+        let e = e.unwrap();
+        std::fs::copy(e.path(), cache.join(e.file_name())).unwrap();
+    }
+    home
+}
+
+/// Run `warden ARGS` with data directory `home`: exit code, stdout, stderr.
+pub fn cli(home: &Path, args: &[&str]) -> (Option<i32>, String, String) {
+    let o = warden(home).args(args).output().unwrap();
+    (
+        o.status.code(),
+        String::from_utf8(o.stdout).unwrap(),
+        String::from_utf8(o.stderr).unwrap(),
+    )
+}

@@ -92,11 +92,13 @@ When the task is done, answer in plain text without calling a tool.";
 /// The specs of the tools the policy does not deny outright, each with the
 /// optional rationale field added. A tool is left out when a call with no
 /// arguments would be denied (by a rule with no argument matchers, or by
-/// the mode).
+/// the mode), and so are the tools of a plugin whose component is not the
+/// approved one (see `warden plugin approve`).
 pub fn offered_tools(catalog: &Catalog, policy: &Policy) -> Vec<ToolDef> {
     let empty = serde_json::json!({});
     catalog
         .tools()
+        .filter(|(entry, _)| entry.refused.is_none())
         .filter(|(entry, spec)| {
             let d = policy.decide(&CallFacts {
                 tool: spec.name.as_str(),

@@ -14,7 +14,7 @@ use tokio::sync::{OwnedRwLockReadGuard, OwnedRwLockWriteGuard, RwLock, Semaphore
 use tokio::task::JoinHandle;
 
 use crate::approval::Approvals;
-use crate::audit::{AuditEvent, AuditLog, CallAudit};
+use crate::audit::AuditLog;
 use crate::capability::WriteMode;
 use crate::pipeline::{self, CallResult, Invocation};
 use crate::plugin::Catalog;
@@ -91,6 +91,8 @@ pub struct Scheduler {
     pub audit: Option<(Arc<AuditLog>, String)>,
     /// Who answers calls the policy asks about, and the session's grants.
     pub approvals: Arc<Approvals>,
+    /// Secret values (API keys) no audit record may contain.
+    secrets: Arc<Vec<String>>,
     gate: Arc<RwLock<()>>,
     slots: Arc<Semaphore>,
 }
@@ -119,6 +121,7 @@ impl Scheduler {
             cancel,
             audit: None,
             approvals: Arc::new(Approvals::non_interactive()),
+            secrets: Arc::new(crate::audit::host_secrets()),
             gate: Arc::new(RwLock::new(())),
             slots: Arc::new(Semaphore::new(parallel.max(1))),
         }
@@ -141,6 +144,7 @@ impl Scheduler {
         let events = self.events.clone();
         let audit = self.audit.clone();
         let approvals = self.approvals.clone();
+        let secrets = self.secrets.clone();
         tokio::spawn(async move {
             let _permit = match &hold {
                 Hold::Shared(_) => slots.acquire_owned().await.ok(),
@@ -171,8 +175,9 @@ impl Scheduler {
                         },
                     );
                     if let Some((log, session)) = &audit {
-                        let record = CallAudit::of(&result, &call.input, Some(session), &[]);
-                        if let Err(e) = log.append(AuditEvent::ToolCall(Box::new(record))) {
+                        let written =
+                            log.record_call(&result, &call.input, Some(session), &secrets);
+                        if let Err(e) = written {
                             events(AgentEvent::Warning {
                                 message: format!(
                                     "the audit record of {} was not written: {e}",

@@ -2,7 +2,8 @@
 
 use sha2::{Digest, Sha256};
 
-use super::record::{CallAudit, redact};
+use super::log::{AuditError, AuditLog};
+use super::record::{AuditEvent, CallAudit, ExercisedAudit, redact};
 use crate::approval::Approval;
 use crate::pipeline::CallResult;
 use crate::protocol::ToolOutcome;
@@ -50,12 +51,45 @@ impl CallAudit {
                 .map(|r| r.duration.as_millis() as u64)
                 .unwrap_or(0),
             output_bytes,
-            exercised: serde_json::Value::Null,
+            exercised: result.report.as_ref().map(|r| ExercisedAudit {
+                files: r.exercised.files.clone(),
+                files_dropped: r.exercised.files_dropped,
+                network: Vec::new(),
+                denials: r.boundary_denials.clone(),
+                denials_dropped: r.boundary_denials_dropped,
+            }),
         }
+    }
+}
+
+impl AuditLog {
+    /// Append the record of `result` (see [`CallAudit::of`]), keeping
+    /// every value of `secrets` out of it.
+    pub fn record_call(
+        &self,
+        result: &CallResult,
+        input: &str,
+        session_id: Option<&str>,
+        secrets: &[String],
+    ) -> Result<(), AuditError> {
+        let known: Vec<&str> = secrets.iter().map(String::as_str).collect();
+        let record = CallAudit::of(result, input, session_id, &known);
+        self.append(AuditEvent::ToolCall(Box::new(record)))
     }
 }
 
 /// `v` as JSON; `null` if it cannot be (it always can for these types).
 fn json<T: serde::Serialize>(v: &T) -> serde_json::Value {
     serde_json::to_value(v).unwrap_or(serde_json::Value::Null)
+}
+
+/// Secret values the host holds and no record may contain: the model
+/// services' API keys, when set.
+pub fn host_secrets() -> Vec<String> {
+    ["OPENAI_API_KEY", "ANTHROPIC_API_KEY"]
+        .into_iter()
+        .filter_map(|var| std::env::var(var).ok())
+        .map(|v| v.trim().to_string())
+        .filter(|v| !v.is_empty())
+        .collect()
 }

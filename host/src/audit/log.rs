@@ -5,16 +5,21 @@
 //! before it — so writers in several processes never interleave partial
 //! lines, and an edited, deleted or reordered line breaks the chain where
 //! it happened. A line torn by a crash is cut off by the next writer.
+//!
+//! Records are written by a background thread in batches (group commit):
+//! [`AuditLog::append`] queues a record and returns; the writer takes
+//! everything queued, chains it to the file's last line under the lock,
+//! writes it in one go and syncs it, while the next batch gathers. A record
+//! is on disk within one batch's write and sync of being appended, and
+//! [`AuditLog::flush`] (or dropping the log) waits for it.
 
 use std::fs::{File, OpenOptions};
-use std::io::{Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::SystemTime;
 
-use sha2::{Digest, Sha256};
-
-use super::record::{AuditEvent, AuditRecord, GENESIS};
+use super::record::AuditEvent;
+use super::writer::{Batch, Head, write_batch};
 
 /// Writing the audit log failed.
 #[derive(Debug, thiserror::Error)]
@@ -24,29 +29,36 @@ pub enum AuditError {
         path: String,
         source: std::io::Error,
     },
-    #[error(
-        "audit log {path}: the last record cannot be read ({message}); run `warden audit verify`"
-    )]
-    BadTail { path: String, message: String },
-}
-
-/// Where the chain stands after the last line this process knows of.
-#[derive(Debug, Clone)]
-struct Head {
-    /// File length after that line.
-    len: u64,
-    seq: u64,
-    hash: String,
 }
 
 /// An audit log file, shared by every writer in the process.
 pub struct AuditLog {
     path: PathBuf,
-    file: Mutex<(File, Option<Head>)>,
-    /// Syncs written records in the background; a record is durable within
-    /// one sync's time of being written, and [`AuditLog::flush`] (or
-    /// dropping the log) waits for it.
-    syncer: crate::durable::BackgroundSync,
+    shared: Arc<Shared>,
+    writer: Option<std::thread::JoinHandle<()>>,
+}
+
+#[derive(Default)]
+struct Shared {
+    state: Mutex<State>,
+    /// The writer waits here for records.
+    wake: Condvar,
+    /// Flushes wait here for the writer.
+    written: Condvar,
+}
+
+#[derive(Default)]
+struct State {
+    queue: Batch,
+    /// Records appended so far, and of those, written and synced.
+    appended: u64,
+    durable: u64,
+    /// Whether the writer is at work (and will look at the queue again
+    /// before it sleeps), so appends need not wake it.
+    busy: bool,
+    closed: bool,
+    /// The last failure, reported once to the next append or flush.
+    error: Option<String>,
 }
 
 impl AuditLog {
@@ -65,12 +77,17 @@ impl AuditLog {
             .append(true)
             .open(path)
             .map_err(io)?;
-        let syncer =
-            crate::durable::BackgroundSync::start(file.try_clone().map_err(io)?).map_err(io)?;
+        let shared = Arc::new(Shared::default());
+        let state = shared.clone();
+        let display = path.display().to_string();
+        let writer = std::thread::Builder::new()
+            .name("warden-audit".into())
+            .spawn(move || writer_loop(file, &display, &state))
+            .map_err(io)?;
         Ok(AuditLog {
             path: path.to_path_buf(),
-            file: Mutex::new((file, None)),
-            syncer,
+            shared,
+            writer: Some(writer),
         })
     }
 
@@ -78,112 +95,98 @@ impl AuditLog {
         &self.path
     }
 
-    /// Wait until every record appended so far is on disk.
-    pub fn flush(&self) -> Result<(), AuditError> {
-        self.syncer.wait().map_err(|source| AuditError::Io {
+    fn state(&self) -> Result<MutexGuard<'_, State>, AuditError> {
+        self.shared.state.lock().map_err(|_| AuditError::Io {
             path: self.path.display().to_string(),
-            source,
+            source: std::io::Error::other("the audit writer failed"),
         })
     }
 
-    /// Append `event`, chained to the last record; it is synced in the
-    /// background (see [`AuditLog::flush`]).
-    pub fn append(&self, event: AuditEvent) -> Result<AuditRecord, AuditError> {
-        let io = |source| AuditError::Io {
+    fn failed(&self, message: String) -> AuditError {
+        AuditError::Io {
             path: self.path.display().to_string(),
-            source,
-        };
-        let mut guard = self
-            .file
-            .lock()
-            .map_err(|_| io(std::io::Error::other("the audit log lock is poisoned")))?;
-        let (file, cached) = &mut *guard;
-        file.lock().map_err(io)?;
-        let result = (|| {
-            let len = file.metadata().map_err(io)?.len();
-            let head = match cached.take() {
-                Some(h) if h.len == len => h,
-                Some(_) | None => self.read_head(file, len)?,
-            };
-            let record = AuditRecord {
-                seq: head.seq + 1,
-                time: humantime::format_rfc3339_micros(SystemTime::now()).to_string(),
-                prev: head.hash.clone(),
-                event,
-            };
-            let mut line = serde_json::to_vec(&record).map_err(|e| io(e.into()))?;
-            let hash = hex::encode(Sha256::digest(&line));
-            line.push(b'\n');
-            file.write_all(&line).map_err(io)?;
-            self.syncer.request().map_err(io)?;
-            *cached = Some(Head {
-                len: head.len + line.len() as u64,
-                seq: record.seq,
-                hash,
-            });
-            Ok(record)
-        })();
-        // Unlocking also happens when the file closes.
-        let _ = file.unlock();
-        result
+            source: std::io::Error::other(message),
+        }
     }
 
-    /// Find the last complete line, cutting off a torn one.
-    fn read_head(&self, file: &mut File, len: u64) -> Result<Head, AuditError> {
-        let io = |source| AuditError::Io {
-            path: self.path.display().to_string(),
-            source,
+    /// Queue `event`, to be chained to the last record and written by the
+    /// background writer (see [`AuditLog::flush`]). Fails if an earlier
+    /// write failed.
+    pub fn append(&self, event: AuditEvent) -> Result<(), AuditError> {
+        let mut s = self.state()?;
+        if let Some(e) = s.error.take() {
+            return Err(self.failed(e));
+        }
+        s.queue.push((SystemTime::now(), event));
+        s.appended += 1;
+        if !s.busy {
+            s.busy = true;
+            self.shared.wake.notify_one();
+        }
+        Ok(())
+    }
+
+    /// Wait until every record appended so far is written and synced.
+    pub fn flush(&self) -> Result<(), AuditError> {
+        let mut s = self.state()?;
+        let target = s.appended;
+        while s.durable < target && s.error.is_none() {
+            s = self
+                .shared
+                .written
+                .wait(s)
+                .map_err(|_| self.failed("the audit writer failed".into()))?;
+        }
+        match s.error.take() {
+            Some(e) => Err(self.failed(e)),
+            None => Ok(()),
+        }
+    }
+}
+
+impl Drop for AuditLog {
+    fn drop(&mut self) {
+        if let Ok(mut s) = self.shared.state.lock() {
+            s.closed = true;
+            self.shared.wake.notify_one();
+        }
+        if let Some(t) = self.writer.take() {
+            // The writer drains the queue before it ends.
+            let _ = t.join();
+        }
+    }
+}
+
+fn writer_loop(mut file: File, path: &str, shared: &Shared) {
+    let mut head: Option<Head> = None;
+    let Ok(mut s) = shared.state.lock() else {
+        return;
+    };
+    loop {
+        while s.queue.is_empty() && !s.closed {
+            s.busy = false;
+            s = match shared.wake.wait(s) {
+                Ok(s) => s,
+                Err(_) => return,
+            };
+        }
+        if s.queue.is_empty() {
+            return;
+        }
+        s.busy = true;
+        let batch = std::mem::take(&mut s.queue);
+        let upto = s.appended;
+        drop(s);
+        let result = write_batch(&mut file, &mut head, batch);
+        s = match shared.state.lock() {
+            Ok(s) => s,
+            Err(_) => return,
         };
-        if len == 0 {
-            return Ok(Head {
-                len: 0,
-                seq: 0,
-                hash: GENESIS.to_string(),
-            });
+        s.durable = upto;
+        if let Err(e) = result {
+            head = None;
+            s.error = Some(format!("{path}: {e}"));
         }
-        // Read backwards in growing windows until a whole last line is in view.
-        let mut window = 64 * 1024u64;
-        loop {
-            let start = len.saturating_sub(window);
-            file.seek(SeekFrom::Start(start)).map_err(io)?;
-            let mut buf = Vec::with_capacity((len - start) as usize);
-            Read::by_ref(file)
-                .take(len - start)
-                .read_to_end(&mut buf)
-                .map_err(io)?;
-            let complete = buf.iter().rposition(|&b| b == b'\n').map(|i| i + 1);
-            let Some(complete) = complete else {
-                if start == 0 {
-                    // Nothing but a torn first line.
-                    file.set_len(0).map_err(io)?;
-                    return self.read_head(file, 0);
-                }
-                window *= 4;
-                continue;
-            };
-            if complete < buf.len() {
-                file.set_len(start + complete as u64).map_err(io)?;
-            }
-            let body = &buf[..complete - 1];
-            let line_start = body.iter().rposition(|&b| b == b'\n').map(|i| i + 1);
-            let line = match line_start {
-                Some(i) => &body[i..],
-                None if start == 0 => body,
-                None => {
-                    window *= 4;
-                    continue;
-                }
-            };
-            let record: AuditRecord =
-                serde_json::from_slice(line).map_err(|e| AuditError::BadTail {
-                    path: self.path.display().to_string(),
-                    message: e.to_string(),
-                })?;
-            return Ok(Head {
-                len: start + complete as u64,
-                seq: record.seq,
-                hash: hex::encode(Sha256::digest(line)),
-            });
-        }
+        shared.written.notify_all();
     }
 }

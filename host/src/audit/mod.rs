@@ -9,9 +9,11 @@ mod call;
 mod log;
 mod record;
 mod verify;
+mod writer;
 
+pub use call::host_secrets;
 pub use log::{AuditError, AuditLog};
-pub use record::{AuditEvent, AuditRecord, CallAudit, GENESIS, redact};
+pub use record::{AuditEvent, AuditRecord, CallAudit, ExercisedAudit, GENESIS, redact};
 pub use verify::{Broken, Verification, verify};
 
 use crate::home::Home;

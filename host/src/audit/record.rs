@@ -3,6 +3,9 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::capability::{BoundaryDenial, FileUse};
+use crate::plugin::CapChange;
+
 /// One line of the log. Field order is fixed: the hash covers the line's
 /// bytes exactly as written.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -23,7 +26,8 @@ pub const GENESIS: &str = "00000000000000000000000000000000000000000000000000000
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum AuditEvent {
-    /// A plugin was installed or upgraded.
+    /// A plugin was installed, upgraded, or approved again after its
+    /// component changed on disk.
     PluginInstalled {
         name: String,
         version: String,
@@ -31,11 +35,32 @@ pub enum AuditEvent {
         /// The installed version it replaced, if any.
         #[serde(skip_serializing_if = "Option::is_none")]
         replaced_sha256: Option<String>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        replaced_version: Option<String>,
+        /// Whether this approved the bytes already on disk
+        /// (`warden plugin approve`).
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        approved_again: bool,
         /// Declared capabilities, as `warden plugin inspect` shows them.
         declared: serde_json::Value,
+        /// The most its imports allow, as `warden plugin inspect` shows it.
+        #[serde(default, skip_serializing_if = "serde_json::Value::is_null")]
+        imports: serde_json::Value,
+        /// How its capabilities differ from the version replaced.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        changes: Vec<CapChange>,
+        /// Who accepted grown capabilities: `--yes` or `user`; absent when
+        /// none grew.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        confirmed_by: Option<String>,
     },
     /// A plugin was removed.
-    PluginRemoved { name: String, sha256: String },
+    PluginRemoved {
+        name: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        version: Option<String>,
+        sha256: String,
+    },
     /// One tool call: the decision, the grant, and what came of it.
     ToolCall(Box<CallAudit>),
 }
@@ -74,9 +99,35 @@ pub struct CallAudit {
     pub error_kind: Option<String>,
     pub duration_ms: u64,
     pub output_bytes: u64,
-    /// Capabilities the call exercised, and refusals at the boundary.
-    #[serde(default, skip_serializing_if = "serde_json::Value::is_null")]
-    pub exercised: serde_json::Value,
+    /// Capabilities the call exercised, and refusals at the boundary;
+    /// absent when the call did not run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub exercised: Option<ExercisedAudit>,
+}
+
+/// What a call did with its grant, as the host saw it.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ExercisedAudit {
+    /// Files and directories used and how, workspace-relative.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub files: Vec<FileUse>,
+    /// Uses past the per-call cap, counted only.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub files_dropped: u64,
+    /// Network destinations reached (host, resolved address, port, bytes
+    /// out and in), one object each, as the egress layer reports them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub network: Vec<serde_json::Value>,
+    /// Operations refused at the WASI boundary.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub denials: Vec<BoundaryDenial>,
+    /// Refusals past the per-call cap, counted only.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub denials_dropped: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 /// Object keys whose values are never recorded.

@@ -15,6 +15,7 @@
 mod beneath;
 mod clock;
 pub mod egress;
+mod exercised;
 mod extra_dirs;
 mod fs_boundary;
 mod grant;
@@ -23,9 +24,10 @@ mod link;
 pub(crate) mod path_guard;
 mod wasi;
 
-pub use extra_dirs::DirGrant;
 pub use egress::{EgressEnv, NetworkGrant, NetworkRecords};
-pub use fs_boundary::{BoundaryDenial, FsBoundary, FsOp, MAX_BOUNDARY_DENIALS};
+pub use exercised::{Exercised, FileOp, FileUse, FileUses, MAX_FILE_USES};
+pub use extra_dirs::DirGrant;
+pub use fs_boundary::{BoundaryDenial, BoundaryReport, FsBoundary, FsOp, MAX_BOUNDARY_DENIALS};
 pub use grant::{FsAccess, FsGrant, Grant, GrantCut, WriteMode};
 pub use guarded_fs::{GuardedFs, HasGuardedFs};
 pub use link::{LinkProfile, linker_for};

@@ -1,6 +1,5 @@
 //! `warden audit show | verify | caps`.
 
-use std::collections::BTreeMap;
 use std::time::SystemTime;
 
 use serde_json::json;
@@ -57,7 +56,12 @@ pub fn run(cmd: AuditCommand) -> Exit {
                 json,
             )
         }
-        AuditCommand::Caps { json } => caps(&records(&bytes), json),
+        AuditCommand::Caps { json } => {
+            let catalog = Home::from_env()
+                .ok()
+                .and_then(|h| crate::plugin::Catalog::open(&h).ok());
+            super::audit_caps::caps(&records(&bytes), catalog.as_ref(), json)
+        }
     }
 }
 
@@ -141,16 +145,44 @@ fn show(
                 version,
                 sha256,
                 replaced_sha256,
+                replaced_version,
+                approved_again,
+                changes,
+                confirmed_by,
                 ..
-            } => match replaced_sha256 {
-                Some(old) => format!(
-                    "upgrade {name} {version} sha256 {} (was {})",
-                    short(sha256),
-                    short(old)
-                ),
-                None => format!("install {name} {version} sha256 {}", short(sha256)),
-            },
-            AuditEvent::PluginRemoved { name, sha256 } => {
+            } => {
+                let what = match (replaced_sha256, approved_again) {
+                    (Some(old), true) => format!(
+                        "approve {name} {version} sha256 {} (was {})",
+                        short(sha256),
+                        short(old)
+                    ),
+                    (Some(old), false) => format!(
+                        "upgrade {name} {} → {version} sha256 {} (was {})",
+                        replaced_version.as_deref().unwrap_or("?"),
+                        short(sha256),
+                        short(old)
+                    ),
+                    (None, _) => format!("install {name} {version} sha256 {}", short(sha256)),
+                };
+                let changed: Vec<String> = changes
+                    .iter()
+                    .map(|c| {
+                        let mark = if c.grows { '+' } else { '-' };
+                        format!("{mark}{} {} → {}", c.capability, c.from, c.to)
+                    })
+                    .collect();
+                let confirmed = confirmed_by
+                    .as_deref()
+                    .map(|b| format!(" confirmed by {b}"))
+                    .unwrap_or_default();
+                if changed.is_empty() {
+                    what
+                } else {
+                    format!("{what}: {}{confirmed}", changed.join(", "))
+                }
+            }
+            AuditEvent::PluginRemoved { name, sha256, .. } => {
                 format!("remove {name} sha256 {}", short(sha256))
             }
             AuditEvent::ToolCall(c) => {
@@ -196,58 +228,4 @@ fn by(v: &serde_json::Value) -> String {
         Some(m) => format!("{m} mode"),
         None => "?".into(),
     }
-}
-
-/// Per tool: calls, outcomes, the grants it ran with and the cuts made.
-fn caps(records: &[AuditRecord], json: bool) -> Exit {
-    #[derive(Default, serde::Serialize)]
-    struct Use {
-        calls: u64,
-        outcomes: BTreeMap<String, u64>,
-        plugin: Option<String>,
-        granted: Vec<serde_json::Value>,
-        cut: Vec<serde_json::Value>,
-    }
-    let mut tools: BTreeMap<String, Use> = BTreeMap::new();
-    for r in records {
-        if let AuditEvent::ToolCall(c) = &r.event {
-            let u = tools.entry(c.tool.clone()).or_default();
-            u.calls += 1;
-            *u.outcomes.entry(c.outcome.clone()).or_default() += 1;
-            u.plugin.clone_from(&c.plugin);
-            if let Some(g) = &c.grant
-                && !u.granted.contains(g)
-            {
-                u.granted.push(g.clone());
-            }
-            for cut in &c.cuts {
-                if !u.cut.contains(cut) {
-                    u.cut.push(cut.clone());
-                }
-            }
-        }
-    }
-    if json {
-        println!("{}", json!({ "tools": tools }));
-        return Exit::Success;
-    }
-    if tools.is_empty() {
-        println!("no tool calls recorded yet");
-    }
-    for (tool, u) in &tools {
-        let outcomes: Vec<String> = u.outcomes.iter().map(|(o, n)| format!("{n} {o}")).collect();
-        println!(
-            "{tool} ({}): {} calls: {}",
-            u.plugin.as_deref().unwrap_or("?"),
-            u.calls,
-            outcomes.join(", ")
-        );
-        for g in &u.granted {
-            println!("  granted: {g}");
-        }
-        for c in &u.cut {
-            println!("  cut: {c}");
-        }
-    }
-    Exit::Success
 }

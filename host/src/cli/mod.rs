@@ -2,9 +2,13 @@
 //!
 //! Exit codes are part of the interface, see [`Exit`].
 
+mod audit_caps;
 mod audit_cmd;
+mod confirm;
 mod limit_args;
 mod plugin_cmd;
+mod plugin_list;
+mod plugin_view;
 mod policy_cmd;
 mod render;
 mod run_cmd;
@@ -12,6 +16,7 @@ mod sessions_cmd;
 mod tool_cmd;
 
 pub use crate::provider::ProviderName;
+pub use plugin_cmd::{InstallArgs, PluginCommand};
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -162,7 +167,8 @@ pub enum AuditCommand {
         #[arg(long)]
         json: bool,
     },
-    /// Per tool: calls, outcomes, the grants it ran with and what was cut.
+    /// Per tool: declared vs import-derived vs granted vs actually used,
+    /// grants never used, and the least-privilege grants that would do.
     Caps {
         #[arg(long)]
         json: bool,
@@ -241,35 +247,6 @@ pub struct CallArgs {
     pub limits: Vec<String>,
 }
 
-#[derive(Debug, Subcommand)]
-pub enum PluginCommand {
-    /// Validate a component and install it.
-    Install {
-        /// Path of the `.wasm` component.
-        path: PathBuf,
-        #[arg(long)]
-        json: bool,
-    },
-    /// Built-in and installed plugins.
-    List {
-        #[arg(long)]
-        json: bool,
-    },
-    /// Declared capabilities, imported interfaces, sha256, size and WIT version.
-    Inspect {
-        /// An installed plugin's name, or a path to a `.wasm` file.
-        target: String,
-        #[arg(long)]
-        json: bool,
-    },
-    /// Remove an installed plugin.
-    Remove {
-        name: String,
-        #[arg(long)]
-        json: bool,
-    },
-}
-
 /// Process exit codes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[repr(u8)]
@@ -280,7 +257,9 @@ pub enum Exit {
     ToolError = 1,
     /// Bad usage or input: bad flags, unknown tool, invalid JSON, schema violation.
     Usage = 2,
-    /// The call was denied.
+    /// The call was denied; for `plugin install` and `plugin approve`, the
+    /// plugin was refused (an import/declaration mismatch under `--strict`,
+    /// or more capabilities than before, not confirmed).
     Denied = 3,
     /// The call was cancelled.
     Cancelled = 4,
@@ -326,4 +305,22 @@ fn open_catalog(json: bool) -> Result<crate::plugin::Catalog, Exit> {
     let home =
         crate::home::Home::from_env().map_err(|e| fail(json, Exit::Failure, &e.to_string()))?;
     crate::plugin::Catalog::open(&home).map_err(|e| fail(json, Exit::Failure, &e.to_string()))
+}
+
+/// Append `event` to the audit log and wait until it is on disk; warn on
+/// stderr if it cannot be.
+fn audit_or_warn(event: crate::audit::AuditEvent) {
+    let written = open_audit().and_then(|log| {
+        log.append(event).map_err(|e| e.to_string())?;
+        log.flush().map_err(|e| e.to_string())
+    });
+    if let Err(e) = written {
+        eprintln!("warden: warning: this change was not audited: {e}");
+    }
+}
+
+/// Open the audit log of the data directory.
+fn open_audit() -> Result<crate::audit::AuditLog, String> {
+    let home = crate::home::Home::from_env().map_err(|e| e.to_string())?;
+    crate::audit::AuditLog::open(&crate::audit::log_path(&home)).map_err(|e| e.to_string())
 }

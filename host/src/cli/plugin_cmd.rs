@@ -1,162 +1,276 @@
-//! `warden plugin install | list | inspect | remove`.
+//! `warden plugin install | approve | list | inspect | remove`.
+//!
+//! Installing shows the plugin's capability bill of materials; under
+//! `--strict` a component that imports more than it declares is refused,
+//! and an upgrade (or re-approval) that grows its capabilities goes ahead
+//! only when confirmed on the terminal or with `--yes`. Every change is
+//! audited.
 
+use std::path::PathBuf;
+
+use clap::{Args, Subcommand};
 use serde_json::json;
 
-use super::{Exit, PluginCommand, fail, open_catalog};
-use crate::plugin::Inspection;
+use super::plugin_view::{print_bom, print_changes, print_inspection};
+use super::{Exit, fail, open_catalog};
+use crate::audit::AuditEvent;
+use crate::plugin::{Bom, Candidate, CapChange, Catalog, grows};
+use crate::policy::Policy;
+
+#[derive(Debug, Subcommand)]
+pub enum PluginCommand {
+    /// Validate a component, show its capabilities, and install it.
+    Install {
+        /// Path of the `.wasm` component.
+        path: PathBuf,
+        #[command(flatten)]
+        opts: InstallArgs,
+    },
+    /// Trust an installed plugin's component as it is on disk now (after it
+    /// changed since it was installed).
+    Approve {
+        name: String,
+        #[command(flatten)]
+        opts: InstallArgs,
+    },
+    /// Built-in and installed plugins.
+    List {
+        #[arg(long)]
+        json: bool,
+    },
+    /// Capabilities declared, reachable from imports, and granted; imports,
+    /// tools, sha256, size and WIT version.
+    Inspect {
+        /// An installed plugin's name, or a path to a `.wasm` file.
+        target: String,
+        /// Exit 3 if the component imports more than it declares.
+        #[arg(long)]
+        strict: bool,
+        /// The policy whose grants are shown [default: as `warden tool call`].
+        #[arg(long, value_name = "NAME|PATH")]
+        policy: Option<String>,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Remove an installed plugin.
+    Remove {
+        name: String,
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+/// Options of `install` and `approve`.
+#[derive(Debug, Args)]
+pub struct InstallArgs {
+    /// Refuse a component that imports more than it declares (exit 3).
+    #[arg(long)]
+    pub strict: bool,
+    /// Accept grown capabilities without asking.
+    #[arg(long, short = 'y')]
+    pub yes: bool,
+    /// The policy whose grants are shown [default: as `warden tool call`].
+    #[arg(long, value_name = "NAME|PATH")]
+    pub policy: Option<String>,
+    #[arg(long)]
+    pub json: bool,
+}
 
 pub fn run(cmd: PluginCommand) -> Exit {
-    let json = match &cmd {
-        PluginCommand::Install { json, .. }
-        | PluginCommand::List { json }
-        | PluginCommand::Inspect { json, .. }
-        | PluginCommand::Remove { json, .. } => *json,
+    match cmd {
+        PluginCommand::Install { path, opts } => {
+            let what = path.display().to_string();
+            install(&opts, &what, false, |c| c.prepare_install(&path))
+        }
+        PluginCommand::Approve { name, opts } => {
+            install(&opts, &name, true, |c| c.prepare_approve(&name))
+        }
+        PluginCommand::List { json } => super::plugin_list::list(json),
+        PluginCommand::Inspect {
+            target,
+            strict,
+            policy,
+            json,
+        } => inspect(&target, strict, policy.as_deref(), json),
+        PluginCommand::Remove { name, json } => remove(&name, json),
+    }
+}
+
+fn policy_and_catalog(named: Option<&str>, json: bool) -> Result<(Policy, Catalog), Exit> {
+    let policy = super::policy_cmd::effective(named).map_err(|e| fail(json, Exit::Usage, &e))?;
+    Ok((policy, open_catalog(json)?))
+}
+
+/// Install (or, with `approve`, approve again) the candidate `prepare` makes.
+fn install(
+    opts: &InstallArgs,
+    what: &str,
+    approve: bool,
+    prepare: impl FnOnce(&Catalog) -> Result<Candidate, crate::plugin::CatalogError>,
+) -> Exit {
+    let json = opts.json;
+    let (policy, mut catalog) = match policy_and_catalog(opts.policy.as_deref(), json) {
+        Ok(pc) => pc,
+        Err(code) => return code,
     };
+    let candidate = match prepare(&catalog) {
+        Ok(c) => c,
+        Err(e) => return fail(json, Exit::Failure, &format!("cannot install {what}: {e}")),
+    };
+    let m = &candidate.meta;
+    let bom = Bom::new(&m.manifest, &m.imports, &m.tools, &policy);
+    let changes = candidate.changes();
+    let label = format!("{} {}", m.manifest.name, m.manifest.version);
+    if opts.strict && bom.has_warnings() {
+        let message = format!(
+            "{label} refused (--strict): it imports more than it declares: {}",
+            warnings(&bom)
+        );
+        return refuse(json, &message, &bom, &changes);
+    }
+    let confirmed_by = if !grows(&changes) {
+        None
+    } else if opts.yes {
+        Some("--yes")
+    } else {
+        if !json {
+            print_changes(&changes);
+        }
+        match super::confirm::ask(&format!("{label} may do more than before. Install it?")) {
+            super::confirm::Answer::Yes => Some("user"),
+            super::confirm::Answer::No => {
+                let message = format!("{label} not installed: you declined the new capabilities");
+                return refuse(json, &message, &bom, &changes);
+            }
+            super::confirm::Answer::NoTerminal => {
+                let message = format!(
+                    "{label} may do more than the installed version and there is no terminal to \
+                     confirm it; check the changes, then run again with --yes to accept them"
+                );
+                return refuse(json, &message, &bom, &changes);
+            }
+        }
+    };
+    let previous = candidate.previous.clone();
+    let report = match catalog.commit(candidate) {
+        Ok(r) => r,
+        Err(e) => return fail(json, Exit::Failure, &format!("cannot install {what}: {e}")),
+    };
+    let inst = &report.installed;
+    let event = AuditEvent::PluginInstalled {
+        name: inst.meta.manifest.name.clone(),
+        version: inst.meta.manifest.version.clone(),
+        sha256: inst.sha256.clone(),
+        replaced_sha256: previous.as_ref().map(|p| p.sha256.clone()),
+        replaced_version: previous.as_ref().map(|p| p.meta.manifest.version.clone()),
+        approved_again: approve,
+        declared: json!(bom.declared),
+        imports: json!(bom.imports),
+        changes: changes.clone(),
+        confirmed_by: confirmed_by.map(str::to_string),
+    };
+    super::audit_or_warn(event);
+    if json {
+        let doc = json!({
+            "installed": report.installed,
+            "replaced": report.replaced,
+            "capabilities": bom,
+            "changes": changes,
+            "confirmed_by": confirmed_by,
+        });
+        println!("{doc}");
+        return Exit::Success;
+    }
+    match (&report.replaced, approve) {
+        (_, true) => println!("approved {label}"),
+        (Some(old), false) => println!(
+            "upgraded {} {old} → {}",
+            inst.meta.manifest.name, inst.meta.manifest.version
+        ),
+        (None, false) => println!("installed {label}"),
+    }
+    let tools: Vec<_> = inst.meta.tools.iter().map(|t| t.name.as_str()).collect();
+    println!("  tools: {}", tools.join(", "));
+    println!("  sha256: {}", inst.sha256);
+    if !changes.is_empty() && confirmed_by != Some("user") {
+        print_changes(&changes);
+    }
+    println!();
+    print_bom(&bom);
+    Exit::Success
+}
+
+fn warnings(bom: &Bom) -> String {
+    let w: Vec<&str> = bom
+        .findings
+        .iter()
+        .filter(|f| f.severity == crate::plugin::Severity::Warning)
+        .map(|f| f.message.as_str())
+        .collect();
+    w.join("; ")
+}
+
+/// Refuse an install (exit 3), showing why and what was asked for.
+fn refuse(json: bool, message: &str, bom: &Bom, changes: &[CapChange]) -> Exit {
+    if json {
+        let doc = json!({ "error": message, "capabilities": bom, "changes": changes });
+        println!("{doc}");
+    } else {
+        print_bom(bom);
+        eprintln!("warden: {message}");
+    }
+    Exit::Denied
+}
+
+fn inspect(target: &str, strict: bool, policy: Option<&str>, json: bool) -> Exit {
+    let (policy, catalog) = match policy_and_catalog(policy, json) {
+        Ok(pc) => pc,
+        Err(code) => return code,
+    };
+    let ins = match catalog.inspect(target) {
+        Ok(ins) => ins.with_policy(&policy),
+        Err(e) => return fail(json, Exit::Failure, &e.to_string()),
+    };
+    if json {
+        println!("{}", json!(ins));
+    } else {
+        print_inspection(&ins);
+    }
+    match &ins.capabilities {
+        Some(bom) if strict && bom.has_warnings() => {
+            if !json {
+                eprintln!(
+                    "warden: {} imports more than it declares: {}",
+                    ins.manifest.name,
+                    warnings(bom)
+                );
+            }
+            Exit::Denied
+        }
+        Some(_) | None => Exit::Success,
+    }
+}
+
+fn remove(name: &str, json: bool) -> Exit {
     let mut catalog = match open_catalog(json) {
         Ok(c) => c,
         Err(code) => return code,
     };
-    match cmd {
-        PluginCommand::Install { path, .. } => match catalog.install(&path) {
-            Err(e) => fail(
-                json,
-                Exit::Failure,
-                &format!("cannot install {}: {e}", path.display()),
-            ),
-            Ok(report) => {
-                let m = &report.installed.meta.manifest;
-                if json {
-                    println!(
-                        "{}",
-                        json!({ "installed": report.installed, "replaced": report.replaced })
-                    );
-                } else {
-                    match &report.replaced {
-                        Some(old) => println!("upgraded {} {old} → {}", m.name, m.version),
-                        None => println!("installed {} {}", m.name, m.version),
-                    }
-                    let tools: Vec<_> = report
-                        .installed
-                        .meta
-                        .tools
-                        .iter()
-                        .map(|t| t.name.as_str())
-                        .collect();
-                    println!("  tools: {}", tools.join(", "));
-                    println!("  sha256: {}", report.installed.sha256);
-                }
-                Exit::Success
-            }
-        },
-        PluginCommand::List { .. } => {
+    match catalog.remove(name) {
+        Err(e) => fail(json, Exit::Failure, &e.to_string()),
+        Ok(removed) => {
+            let m = &removed.meta.manifest;
+            super::audit_or_warn(AuditEvent::PluginRemoved {
+                name: m.name.clone(),
+                version: Some(m.version.clone()),
+                sha256: removed.sha256.clone(),
+            });
             if json {
-                let plugins: Vec<_> = catalog
-                    .plugins()
-                    .iter()
-                    .map(|p| {
-                        json!({
-                            "name": p.name(),
-                            "version": p.meta.manifest.version,
-                            "description": p.meta.manifest.description,
-                            "builtin": p.is_builtin(),
-                            "sha256": p.sha256,
-                            "tools": p.meta.tools.iter().map(|t| t.name.as_str()).collect::<Vec<_>>(),
-                        })
-                    })
-                    .collect();
-                println!("{}", json!({ "plugins": plugins }));
+                println!("{}", json!({ "removed": m.name }));
             } else {
-                println!(
-                    "{:<12} {:<9} {:<10} DESCRIPTION",
-                    "PLUGIN", "VERSION", "SOURCE"
-                );
-                for p in catalog.plugins() {
-                    let source = if p.is_builtin() {
-                        "built-in"
-                    } else {
-                        "installed"
-                    };
-                    println!(
-                        "{:<12} {:<9} {:<10} {}",
-                        p.name(),
-                        p.meta.manifest.version,
-                        source,
-                        p.meta.manifest.description
-                    );
-                }
+                println!("removed {} {}", m.name, m.version);
             }
             Exit::Success
         }
-        PluginCommand::Inspect { target, .. } => match catalog.inspect(&target) {
-            Err(e) => fail(json, Exit::Failure, &e.to_string()),
-            Ok(ins) => {
-                if json {
-                    println!("{}", json!(ins));
-                } else {
-                    print_inspection(&ins);
-                }
-                Exit::Success
-            }
-        },
-        PluginCommand::Remove { name, .. } => match catalog.remove(&name) {
-            Err(e) => fail(json, Exit::Failure, &e.to_string()),
-            Ok(removed) => {
-                if json {
-                    println!("{}", json!({ "removed": removed.meta.manifest.name }));
-                } else {
-                    println!(
-                        "removed {} {}",
-                        removed.meta.manifest.name, removed.meta.manifest.version
-                    );
-                }
-                Exit::Success
-            }
-        },
-    }
-}
-
-fn print_inspection(ins: &Inspection) {
-    let m = &ins.manifest;
-    println!("{} {}", m.name, m.version);
-    if !m.description.is_empty() {
-        println!("  {}", m.description);
-    }
-    println!("sha256:       {}", ins.sha256);
-    println!("size:         {} bytes", ins.size);
-    println!("wit version:  warden:tool@{}", ins.wit_version);
-    println!(
-        "declared:     filesystem {}",
-        m.capabilities.filesystem.as_str()
-    );
-    if m.capabilities.network.is_empty() {
-        println!("              network none");
-    } else {
-        println!(
-            "              network {}",
-            m.capabilities
-                .network
-                .iter()
-                .map(ToString::to_string)
-                .collect::<Vec<_>>()
-                .join(", ")
-        );
-    }
-    println!("imports:");
-    for i in &ins.imports {
-        println!("  {:<44} {}", i.name, i.class.describe());
-    }
-    println!("tools:");
-    for t in &ins.tools {
-        let access = if t.annotations.read_only {
-            "read-only"
-        } else {
-            "writes"
-        };
-        println!(
-            "  {:<16} {:<10} {}",
-            t.name,
-            access,
-            t.description.lines().next().unwrap_or("")
-        );
     }
 }

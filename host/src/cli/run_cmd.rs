@@ -249,6 +249,9 @@ fn execute(p: Prepared) -> Exit {
             }
         });
         let summary = agent.run(&mut session, messages, &task, turns).await;
+        if let Some(Err(e)) = agent.audit.as_ref().map(|log| log.flush()) {
+            eprintln!("warden: warning: the audit log may be incomplete: {e}");
+        }
         match summary.reason {
             StopReason::Done => Exit::Success,
             StopReason::Cancelled => Exit::Cancelled,

@@ -31,6 +31,7 @@ pub fn list(json: bool) -> Exit {
                     "annotations": t.annotations,
                     "capabilities": p.meta.manifest.capabilities,
                     "input_schema": t.input_schema,
+                    "refused": p.refused,
                 })
             })
             .collect();
@@ -53,7 +54,10 @@ pub fn list(json: bool) -> Exit {
             let net: Vec<String> = caps.network.iter().map(ToString::to_string).collect();
             cap.push_str(&format!(" net:{}", net.join(",")));
         }
-        let desc = t.description.lines().next().unwrap_or("");
+        let desc = match &p.refused {
+            Some(_) => "REFUSED: its component is not the approved one (see `warden plugin list`)",
+            None => t.description.lines().next().unwrap_or(""),
+        };
         println!(
             "{:<16} {:<10} {:<10} {:<22} {desc}",
             t.name,
@@ -123,6 +127,14 @@ pub fn call(args: CallArgs) -> Exit {
         && std::io::stderr().is_terminal())
     .then(|| Arc::new(|p: &ProgressEvent| show_progress(p)) as crate::runtime::ProgressSink);
     let approvals = approvals(args.non_interactive);
+    let audit = match super::open_audit() {
+        Ok(log) => Some(log),
+        Err(e) => {
+            eprintln!("warden: warning: calls will not be audited: {e}");
+            None
+        }
+    };
+    let secrets = crate::audit::host_secrets();
     let mut exit = Exit::Success;
     for input in &inputs {
         let result = pipeline::run(
@@ -141,6 +153,11 @@ pub fn call(args: CallArgs) -> Exit {
                 rationale: None,
             },
         );
+        if let Some(log) = &audit
+            && let Err(e) = log.record_call(&result, input, None, &secrets)
+        {
+            eprintln!("warden: warning: the audit record of this call was not written: {e}");
+        }
         if args.json {
             print_json(&result);
         } else {
@@ -149,6 +166,9 @@ pub fn call(args: CallArgs) -> Exit {
         if exit == Exit::Success {
             exit = exit_code(&result);
         }
+    }
+    if let Some(Err(e)) = audit.as_ref().map(|log| log.flush()) {
+        eprintln!("warden: warning: the audit log may not be on disk: {e}");
     }
     // The process exits next: unmapping the engine's pools and compiled code
     // would only add teardown time to every one-shot call.
@@ -245,6 +265,8 @@ fn print_json(r: &CallResult) {
         "stderr_dropped": report.map(|x| x.stderr_dropped),
         "network": report.map(|x| &x.network),
         "network_denials": report.map(|x| &x.network_denials),
+        "exercised": report.map(|x| &x.exercised),
+        "boundary_denials": report.map(|x| &x.boundary_denials),
         "duration_ms": report.map(|x| x.duration.as_secs_f64() * 1000.0),
     });
     println!("{doc}");

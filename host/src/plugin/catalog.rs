@@ -1,14 +1,17 @@
 //! The catalog: built-in and installed plugins, and the tools they provide.
 //!
 //! Listing tools reads cached metadata only; a component is compiled or
-//! mapped from the cache when one of its tools is called.
+//! mapped from the cache when one of its tools is called. An installed
+//! plugin whose component does not hash to its lockfile entry is listed but
+//! refused (see [`super::lockfile`]).
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, PoisonError};
 
 use super::inspect::Inspection;
-use super::registry::{InstallError, InstallReport, InstalledPlugin, Registry};
+use super::lockfile::{LOCKFILE, Lockfile};
+use super::registry::{InstallError, Registry};
 use super::{BUILTIN, BuiltinPlugin};
 use crate::home::Home;
 use crate::protocol::ToolSpec;
@@ -30,6 +33,9 @@ pub struct PluginEntry {
     pub sha256: String,
     pub size: u64,
     pub source: PluginSource,
+    /// Why an installed plugin may not run (its bytes changed since they
+    /// were approved, or it was never approved); `None` when it may.
+    pub refused: Option<String>,
 }
 
 impl PluginEntry {
@@ -54,10 +60,11 @@ pub enum CatalogError {
     },
     #[error("plugin {name}: {source}")]
     Load { name: String, source: LoadError },
-    #[error(
-        "plugin {name}: its component changed on disk since it was installed; install it again"
-    )]
-    Tampered { name: String },
+    /// The plugin's component is not the one approved (see the lockfile).
+    #[error("{0}")]
+    NotApproved(String),
+    #[error(transparent)]
+    Lock(#[from] super::lockfile::LockError),
     #[error(transparent)]
     Install(#[from] InstallError),
     #[error("no plugin named {0} and no such file (see `warden plugin list`)")]
@@ -66,9 +73,11 @@ pub enum CatalogError {
 
 /// Every plugin available, built-in first.
 pub struct Catalog {
-    runtime: Runtime,
-    registry: Registry,
-    entries: Vec<PluginEntry>,
+    pub(super) runtime: Runtime,
+    pub(super) registry: Registry,
+    /// `<data dir>/plugins.lock`.
+    pub(super) lock_path: PathBuf,
+    pub(super) entries: Vec<PluginEntry>,
     /// Plugins loaded so far, by sha256: each keeps its `InstancePre`s, so
     /// later calls only instantiate.
     loaded: Mutex<HashMap<String, Arc<LoadedPlugin>>>,
@@ -79,22 +88,31 @@ impl Catalog {
     pub fn open(home: &Home) -> Result<Self, CatalogError> {
         let runtime = Runtime::new(home.cache_dir())?;
         let registry = Registry::new(home.plugins_dir());
+        let lock_path = home.root().join(LOCKFILE);
+        let lock = Lockfile::read(&lock_path);
         let mut entries = Vec::new();
         for b in BUILTIN {
             entries.push(builtin_entry(&runtime, b)?);
         }
         for installed in registry.list() {
-            let path = registry.component_path(&installed.meta.manifest.name);
+            let name = installed.meta.manifest.name.clone();
+            let path = registry.component_path(&name);
+            let refused = match &lock {
+                Ok(lock) => super::install::refusal(lock, &installed, &path),
+                Err(e) => Some(e.to_string()),
+            };
             entries.push(PluginEntry {
                 meta: installed.meta,
                 sha256: installed.sha256,
                 size: installed.size,
                 source: PluginSource::Installed(path),
+                refused,
             });
         }
         Ok(Catalog {
             runtime,
             registry,
+            lock_path,
             entries,
             loaded: Mutex::default(),
         })
@@ -145,6 +163,9 @@ impl Catalog {
     }
 
     fn load_uncached(&self, entry: &PluginEntry) -> Result<Arc<LoadedPlugin>, CatalogError> {
+        if let Some(why) = &entry.refused {
+            return Err(CatalogError::NotApproved(why.clone()));
+        }
         let name = entry.name().to_string();
         match &entry.source {
             PluginSource::Builtin(wasm) => self
@@ -169,7 +190,11 @@ impl Catalog {
                     source,
                 })?;
                 if sha256_hex(&wasm) != entry.sha256 {
-                    return Err(CatalogError::Tampered { name });
+                    return Err(CatalogError::NotApproved(super::install::changed_message(
+                        &name,
+                        &sha256_hex(&wasm),
+                        &entry.sha256,
+                    )));
                 }
                 self.runtime
                     .load(&wasm, Some(&entry.sha256))
@@ -178,74 +203,28 @@ impl Catalog {
         }
     }
 
-    /// Validate and install the component at `path`.
-    pub fn install(&mut self, path: &Path) -> Result<InstallReport, CatalogError> {
-        let wasm = std::fs::read(path).map_err(|source| InstallError::Read {
-            path: path.to_path_buf(),
-            source,
-        })?;
-        let sha256 = sha256_hex(&wasm);
-        let plugin = self
-            .runtime
-            .load(&wasm, Some(&sha256))
-            .map_err(InstallError::Load)?;
-        let name = plugin.name().to_string();
-        if BUILTIN.iter().any(|b| b.name == name) {
-            return Err(InstallError::Builtin(name).into());
-        }
-        for tool in plugin.tools() {
-            if let Some((owner, _)) = self.find_tool(tool.name.as_str())
-                && owner.name() != name
-            {
-                return Err(InstallError::ToolConflict {
-                    tool: tool.name.to_string(),
-                    plugin: owner.name().to_string(),
-                }
-                .into());
-            }
-        }
-        let replaced = self
-            .registry
-            .get(&name)
-            .map(|old| old.meta.manifest.version);
-        let record = InstalledPlugin {
-            sha256: sha256.clone(),
-            size: wasm.len() as u64,
-            meta: plugin.meta.clone(),
-        };
-        self.registry.store(&wasm, &record)?;
-        self.entries.retain(|e| e.name() != name);
-        self.entries.push(PluginEntry {
-            meta: record.meta.clone(),
-            sha256,
-            size: record.size,
-            source: PluginSource::Installed(self.registry.component_path(&name)),
-        });
-        Ok(InstallReport {
-            installed: record,
-            replaced,
-        })
-    }
-
-    /// Remove installed plugin `name`.
-    pub fn remove(&mut self, name: &str) -> Result<InstalledPlugin, CatalogError> {
-        if BUILTIN.iter().any(|b| b.name == name) {
-            return Err(InstallError::Builtin(name.to_string()).into());
-        }
-        let removed = self.registry.remove(name)?;
-        self.entries.retain(|e| e.name() != name);
-        Ok(removed)
-    }
-
-    /// Inspect a plugin by name, or a component file by path (not installed).
+    /// Inspect a plugin by name, or a component file by path (not
+    /// installed). A refused installed plugin is inspected from the bytes
+    /// on disk, which are what approving it would trust.
     pub fn inspect(&self, name_or_path: &str) -> Result<Inspection, CatalogError> {
         if let Some(e) = self.entries.iter().find(|e| e.name() == name_or_path) {
-            return Ok(Inspection::new(&e.meta, &e.sha256, e.size));
+            let mut ins = match (&e.refused, &e.source) {
+                (Some(_), PluginSource::Installed(path)) => self.inspect_file(path)?,
+                (None, _) | (Some(_), PluginSource::Builtin(_)) => {
+                    Inspection::new(&e.meta, &e.sha256, e.size)
+                }
+            };
+            ins.refused.clone_from(&e.refused);
+            return Ok(ins);
         }
         let path = Path::new(name_or_path);
         if !path.is_file() {
             return Err(CatalogError::UnknownPlugin(name_or_path.to_string()));
         }
+        self.inspect_file(path)
+    }
+
+    fn inspect_file(&self, path: &Path) -> Result<Inspection, CatalogError> {
         let wasm = std::fs::read(path).map_err(|source| InstallError::Read {
             path: path.to_path_buf(),
             source,
@@ -271,5 +250,6 @@ fn builtin_entry(runtime: &Runtime, b: &BuiltinPlugin) -> Result<PluginEntry, Ca
         sha256: b.sha256.to_string(),
         size: b.wasm.len() as u64,
         source: PluginSource::Builtin(b.wasm),
+        refused: None,
     })
 }

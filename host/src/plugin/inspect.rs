@@ -68,6 +68,12 @@ pub struct Inspection {
     pub wit_version: String,
     pub imports: Vec<InspectedImport>,
     pub tools: Vec<crate::protocol::ToolSpec>,
+    /// Why the installed plugin may not run, when it may not.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub refused: Option<String>,
+    /// The capability bill of materials, when a policy was given.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub capabilities: Option<super::bom::Bom>,
 }
 
 /// One import and what it means.
@@ -93,7 +99,23 @@ impl Inspection {
                 })
                 .collect(),
             tools: meta.tools.clone(),
+            refused: None,
+            capabilities: None,
         }
+    }
+}
+
+impl Inspection {
+    /// This inspection with its bill of materials under `policy`.
+    pub fn with_policy(mut self, policy: &crate::policy::Policy) -> Self {
+        let imports: Vec<String> = self.imports.iter().map(|i| i.name.clone()).collect();
+        self.capabilities = Some(super::bom::Bom::new(
+            &self.manifest,
+            &imports,
+            &self.tools,
+            policy,
+        ));
+        self
     }
 }
 

@@ -1,14 +1,23 @@
-//! Plugins: manifests, the built-in set, installation, and the catalog of
-//! every tool available to a call.
+//! Plugins: manifests, the built-in set, installation and approval, the
+//! capability bill of materials, and the catalog of every tool available
+//! to a call.
 
+mod bom;
 mod builtin;
 mod catalog;
+mod diff;
 mod inspect;
+mod install;
+mod lockfile;
 mod manifest;
 mod registry;
 
+pub use bom::{Bom, Finding, Reach, Severity, ToolGrant, findings, granted};
 pub use builtin::{BUILTIN, BuiltinPlugin};
 pub use catalog::{Catalog, CatalogError, PluginEntry, PluginSource};
+pub use diff::{CapChange, diff, grows};
 pub use inspect::{ImportClass, Inspection, classify_import};
+pub use install::Candidate;
+pub use lockfile::{LOCKFILE, LockError, Locked, Lockfile};
 pub use manifest::{DeclaredCapabilities, FsNeed, MANIFEST_SECTION, Manifest, ManifestError};
 pub use registry::{InstallError, InstallReport, InstalledPlugin, Registry};

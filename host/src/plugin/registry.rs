@@ -43,6 +43,10 @@ pub enum InstallError {
     ToolConflict { tool: String, plugin: String },
     #[error("no installed plugin named {0} (see `warden plugin list`)")]
     NotInstalled(String),
+    #[error(
+        "the component stored as plugin {stored} now calls itself {found}; remove {stored} and install the component anew"
+    )]
+    Renamed { stored: String, found: String },
     #[error("cannot write the plugin registry at {path}: {source}")]
     Write {
         path: PathBuf,

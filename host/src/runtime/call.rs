@@ -17,7 +17,7 @@ use super::state::{
 use crate::capability::egress::{
     EgressCall, EgressEnv, EgressLimits, NetworkDenial, NetworkUse, Redactor,
 };
-use crate::capability::{BoundaryDenial, FsBoundary, GUEST_WORKSPACE, Grant, build_wasi};
+use crate::capability::{BoundaryDenial, Exercised, FsBoundary, GUEST_WORKSPACE, Grant, build_wasi};
 use crate::protocol::{ErrorKind, ToolError, ToolOutcome, ToolOutput};
 
 /// One call to make.
@@ -59,6 +59,8 @@ pub struct CallReport {
     pub network_denials: Vec<NetworkDenial>,
     /// Refusals past that cap, counted only.
     pub network_denials_dropped: u64,
+    /// What the call did with its grant, as the host's WASI layer saw it.
+    pub exercised: Exercised,
     #[serde(with = "duration_ms")]
     pub duration: Duration,
 }
@@ -103,6 +105,7 @@ impl LoadedPlugin {
             network_dropped: 0,
             network_denials: Vec::new(),
             network_denials_dropped: 0,
+            exercised: Exercised::default(),
             duration: Duration::ZERO,
         };
         let mut redactor = Redactor::default();
@@ -149,8 +152,10 @@ impl LoadedPlugin {
                 report.logs = state.logs;
                 report.logs_dropped = state.logs_dropped;
                 report.progress = state.progress;
-                (report.boundary_denials, report.boundary_denials_dropped) =
-                    state.fs_boundary.into_denials();
+                let boundary = state.fs_boundary.into_report();
+                report.boundary_denials = boundary.denials;
+                report.boundary_denials_dropped = boundary.denials_dropped;
+                report.exercised = boundary.exercised;
                 outcome
             }
         };

@@ -1,10 +1,11 @@
 //! The per-call state of the filesystem boundary: the protected paths, the
 //! granted directories, the host path of the descriptors the guest holds,
-//! and the refusals made so far.
+//! the refusals made so far and the file uses that succeeded.
 
 use std::collections::HashMap;
 use std::path::Path;
 
+use super::exercised::{Exercised, FileOp, FileUses};
 use super::{FsAccess, GUEST_WORKSPACE, Grant, PathGuard, PathUse, normalize_path};
 
 /// An operation on a path, as the filesystem boundary names it.
@@ -87,6 +88,18 @@ pub struct FsBoundary {
     pub(super) paths: HashMap<u32, String>,
     denials: Vec<BoundaryDenial>,
     denials_dropped: u64,
+    uses: FileUses,
+}
+
+/// What the boundary saw during a call.
+#[derive(Debug, Default)]
+pub struct BoundaryReport {
+    /// Refusals, at most [`MAX_BOUNDARY_DENIALS`].
+    pub denials: Vec<BoundaryDenial>,
+    /// Refusals past that cap, counted only.
+    pub denials_dropped: u64,
+    /// The file uses that succeeded.
+    pub exercised: Exercised,
 }
 
 impl FsBoundary {
@@ -118,9 +131,23 @@ impl FsBoundary {
         }
     }
 
-    /// The refusals, and how many more there were than were kept.
-    pub fn into_denials(self) -> (Vec<BoundaryDenial>, u64) {
-        (self.denials, self.denials_dropped)
+    /// The refusals and the uses.
+    pub fn into_report(self) -> BoundaryReport {
+        BoundaryReport {
+            denials: self.denials,
+            denials_dropped: self.denials_dropped,
+            exercised: self.uses.into_exercised(),
+        }
+    }
+
+    /// Note that `op` succeeded on the host path `path` (moving it to
+    /// `to`, for a rename), named as refusals name paths.
+    pub(super) fn used(&mut self, op: FileOp, path: Option<String>, to: Option<String>) {
+        let Some(path) = path.and_then(|p| self.shown(&p)) else {
+            return;
+        };
+        let to = to.and_then(|t| self.shown(&t));
+        self.uses.note(op, path, to);
     }
 
     /// Whether operations that `how` a path need checking at all.

@@ -101,7 +101,7 @@ fn protected_paths_apply_in_every_granted_directory() {
     b.record(FsOp::Open, Some("/srv/data/.env"));
     b.record(FsOp::Open, Some("/srv/data"));
     b.record(FsOp::Open, Some("/etc/passwd"));
-    let (kept, _) = b.into_denials();
+    let kept = b.into_report().denials;
     let shown: Vec<_> = kept.iter().map(|d| d.path.as_str()).collect();
     assert_eq!(
         shown,
@@ -117,7 +117,8 @@ fn denials_are_capped() {
         b.record(FsOp::Open, Some("/home/u/proj/.env"));
     }
     b.record(FsOp::Open, None);
-    let (kept, dropped) = b.into_denials();
+    let r = b.into_report();
+    let (kept, dropped) = (r.denials, r.denials_dropped);
     assert_eq!((kept.len(), dropped), (MAX_BOUNDARY_DENIALS, 4));
     assert_eq!(
         kept[0],

@@ -1,7 +1,8 @@
 //! A hostile test fixture: every tool tries something the host must stop or
 //! survive (escaping the workspace, writing through a read-only grant,
 //! spinning, allocating without end, flooding output, connecting out,
-//! rewriting protected paths while claiming to be read-only).
+//! rewriting protected paths while claiming to be read-only), and one that
+//! runs a scripted sequence of file operations for the audit tests.
 //!
 //! It deliberately ignores [`warden_sdk::Context::path`] and hands guest paths
 //! straight to `std::fs`, so the host's WASI layer is the only thing that can
@@ -14,6 +15,7 @@ mod hostcalls;
 mod meta;
 mod probe;
 mod protected;
+mod script;
 mod wasi_libc;
 
 use warden_sdk::serde_json::{Value, json};
@@ -79,4 +81,5 @@ register!(
     hostcalls::RandomBytes,
     hostcalls::Progress,
     protected::ClobberGitConfig,
+    script::FsScript,
 );

@@ -1,0 +1,194 @@
+//! Installing, upgrading, approving and removing plugins, in two steps: a
+//! [`Candidate`] is validated first (so the caller can show its bill of
+//! materials and capability diff, and ask), then committed — stored and
+//! entered in the lockfile.
+
+use std::path::Path;
+
+use super::BUILTIN;
+use super::catalog::{Catalog, CatalogError, PluginEntry, PluginSource};
+use super::diff::{CapChange, diff};
+use super::lockfile::{Locked, Lockfile};
+use super::registry::{InstallError, InstallReport, InstalledPlugin};
+use crate::runtime::{PluginMeta, sha256_hex};
+
+/// A validated component, not yet installed.
+pub struct Candidate {
+    wasm: Vec<u8>,
+    pub sha256: String,
+    pub meta: PluginMeta,
+    /// The installed version it replaces, if any.
+    pub previous: Option<InstalledPlugin>,
+}
+
+impl Candidate {
+    pub fn name(&self) -> &str {
+        &self.meta.manifest.name
+    }
+
+    /// How its capabilities differ from the version it replaces.
+    pub fn changes(&self) -> Vec<CapChange> {
+        match &self.previous {
+            Some(old) => diff(&old.meta, &self.meta),
+            None => Vec::new(),
+        }
+    }
+}
+
+impl Catalog {
+    /// Validate the component at `path` for installation.
+    pub fn prepare_install(&self, path: &Path) -> Result<Candidate, CatalogError> {
+        let wasm = std::fs::read(path).map_err(|source| InstallError::Read {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        self.candidate(wasm)
+    }
+
+    /// Validate installed plugin `name`'s component as it is on disk now,
+    /// to approve it again.
+    pub fn prepare_approve(&self, name: &str) -> Result<Candidate, CatalogError> {
+        if BUILTIN.iter().any(|b| b.name == name) {
+            return Err(InstallError::Builtin(name.to_string()).into());
+        }
+        let installed = self
+            .registry
+            .get(name)
+            .ok_or_else(|| InstallError::NotInstalled(name.to_string()))?;
+        let path = self.registry.component_path(name);
+        let wasm = std::fs::read(&path).map_err(|source| InstallError::Read {
+            path: path.clone(),
+            source,
+        })?;
+        let candidate = self.candidate(wasm)?;
+        if candidate.name() != name {
+            return Err(InstallError::Renamed {
+                stored: name.to_string(),
+                found: candidate.name().to_string(),
+            }
+            .into());
+        }
+        Ok(Candidate {
+            previous: Some(installed),
+            ..candidate
+        })
+    }
+
+    fn candidate(&self, wasm: Vec<u8>) -> Result<Candidate, CatalogError> {
+        let sha256 = sha256_hex(&wasm);
+        let plugin = self
+            .runtime
+            .load(&wasm, Some(&sha256))
+            .map_err(InstallError::Load)?;
+        let name = plugin.name().to_string();
+        if BUILTIN.iter().any(|b| b.name == name) {
+            return Err(InstallError::Builtin(name).into());
+        }
+        for tool in plugin.tools() {
+            if let Some((owner, _)) = self.find_tool(tool.name.as_str())
+                && owner.name() != name
+            {
+                return Err(InstallError::ToolConflict {
+                    tool: tool.name.to_string(),
+                    plugin: owner.name().to_string(),
+                }
+                .into());
+            }
+        }
+        Ok(Candidate {
+            previous: self.registry.get(&name),
+            meta: plugin.meta.clone(),
+            sha256,
+            wasm,
+        })
+    }
+
+    /// Install `c`: store it, and approve its bytes in the lockfile.
+    pub fn commit(&mut self, c: Candidate) -> Result<InstallReport, CatalogError> {
+        let name = c.name().to_string();
+        let record = InstalledPlugin {
+            sha256: c.sha256.clone(),
+            size: c.wasm.len() as u64,
+            meta: c.meta.clone(),
+        };
+        self.registry.store(&c.wasm, &record)?;
+        Lockfile::update(&self.lock_path, |lock| {
+            lock.plugins.insert(
+                name.clone(),
+                Locked {
+                    version: record.meta.manifest.version.clone(),
+                    sha256: record.sha256.clone(),
+                },
+            );
+        })?;
+        self.entries.retain(|e| e.name() != name);
+        self.entries.push(PluginEntry {
+            meta: record.meta.clone(),
+            sha256: record.sha256.clone(),
+            size: record.size,
+            source: PluginSource::Installed(self.registry.component_path(&name)),
+            refused: None,
+        });
+        Ok(InstallReport {
+            installed: record,
+            replaced: c.previous.map(|p| p.meta.manifest.version),
+        })
+    }
+
+    /// Remove installed plugin `name`, and its lockfile entry.
+    pub fn remove(&mut self, name: &str) -> Result<InstalledPlugin, CatalogError> {
+        if BUILTIN.iter().any(|b| b.name == name) {
+            return Err(InstallError::Builtin(name.to_string()).into());
+        }
+        let removed = self.registry.remove(name)?;
+        Lockfile::update(&self.lock_path, |lock| {
+            lock.plugins.remove(name);
+        })?;
+        self.entries.retain(|e| e.name() != name);
+        Ok(removed)
+    }
+}
+
+/// Why installed plugin `installed`, whose component is at `path`, may not
+/// run under `lock`; `None` when its bytes are the approved ones.
+pub(super) fn refusal(lock: &Lockfile, installed: &InstalledPlugin, path: &Path) -> Option<String> {
+    let name = &installed.meta.manifest.name;
+    let Some(locked) = lock.plugins.get(name) else {
+        return Some(format!(
+            "plugin {name} is not approved: the lockfile has no entry for it; check it with \
+             `warden plugin inspect {name}`, then approve it with `warden plugin approve {name}` \
+             (or install it again)"
+        ));
+    };
+    let on_disk = match std::fs::read(path) {
+        Ok(wasm) => sha256_hex(&wasm),
+        Err(e) => {
+            return Some(format!(
+                "plugin {name}: cannot read {}: {e}",
+                path.display()
+            ));
+        }
+    };
+    if on_disk != locked.sha256 {
+        return Some(changed_message(name, &on_disk, &locked.sha256));
+    }
+    if installed.sha256 != locked.sha256 {
+        return Some(format!(
+            "plugin {name}: its installation record does not match the lockfile; approve it \
+             again with `warden plugin approve {name}` (or install it again)"
+        ));
+    }
+    None
+}
+
+/// The refusal of a component whose bytes hash to `on_disk`, not `approved`.
+pub(super) fn changed_message(name: &str, on_disk: &str, approved: &str) -> String {
+    let short = |s: &str| s.get(..12).unwrap_or(s).to_string();
+    format!(
+        "plugin {name}: its component changed on disk since it was approved (sha256 {} on disk, \
+         {} approved); it will not run until you check it with `warden plugin inspect {name}` \
+         and approve it again with `warden plugin approve {name}` (or install it again)",
+        short(on_disk),
+        short(approved)
+    )
+}
