@@ -114,10 +114,20 @@ pub struct ExercisedAudit {
     /// Uses past the per-call cap, counted only.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub files_dropped: u64,
-    /// Network destinations reached (host, resolved address, port, bytes
-    /// out and in), one object each, as the egress layer reports them.
+    /// Requests sent (scheme, host, vetted address, port, method, path,
+    /// status, bytes out and in, credential name), one object each, as the
+    /// egress layer reports them.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub network: Vec<serde_json::Value>,
+    /// Requests past the per-call cap, counted only.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub network_dropped: u64,
+    /// Requests the egress checks refused (destination and reason).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub network_denials: Vec<serde_json::Value>,
+    /// Refusals past the per-call cap, counted only.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub network_denials_dropped: u64,
     /// Operations refused at the WASI boundary.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub denials: Vec<BoundaryDenial>,

@@ -74,8 +74,11 @@ fn add_call(t: &mut ToolCaps, c: &CallAudit, paths: &mut BTreeSet<String>) {
     if let Some(g) = &c.grant {
         let ws = g["filesystem"]["access"].as_str().unwrap_or("none");
         t.granted_workspace.insert(ws.to_string());
-        for rule in g["network"].as_array().into_iter().flatten() {
-            t.granted_network.extend(rule.as_str().map(str::to_string));
+        for rule in g["network"]["rules"].as_array().into_iter().flatten() {
+            // A plain rule is its URL pattern; one with methods, paths or
+            // private networks is a table with the pattern under `url`.
+            let url = rule.as_str().or_else(|| rule["url"].as_str());
+            t.granted_network.extend(url.map(str::to_string));
         }
     }
     for f in &ex.files {
@@ -84,12 +87,10 @@ fn add_call(t: &mut ToolCaps, c: &CallAudit, paths: &mut BTreeSet<String>) {
         paths.extend(f.to.clone());
     }
     for n in &ex.network {
-        let host = n["host"].as_str().unwrap_or("?");
-        let port = n["port"].as_u64().map(|p| p.to_string());
-        t.used_network
-            .insert(format!("{host}:{}", port.as_deref().unwrap_or("?")));
+        t.used_network.extend(destination(n));
     }
     t.refused += ex.denials.len() as u64 + ex.denials_dropped;
+    t.refused += ex.network_denials.len() as u64 + ex.network_denials_dropped;
 }
 
 /// Flag grants never used, and suggest the least that would do.
@@ -117,15 +118,20 @@ fn judge(t: &mut ToolCaps) {
     } else {
         "read-only"
     });
-    t.suggested_network = t
-        .used_network
-        .iter()
-        .map(|hp| match hp.rsplit_once(':') {
-            Some((host, "443")) => format!("https://{host}:443"),
-            Some((host, port)) => format!("http://{host}:{port}"),
-            None => hp.clone(),
-        })
-        .collect();
+    t.suggested_network = t.used_network.iter().cloned().collect();
+}
+
+/// A request the egress layer recorded, as the rule that allows exactly its
+/// destination: `scheme://host:port` (an IPv6 host in brackets).
+fn destination(n: &serde_json::Value) -> Option<String> {
+    let scheme = n["scheme"].as_str()?;
+    let host = n["host"].as_str()?;
+    let port = n["port"].as_u64()?;
+    Some(if host.contains(':') {
+        format!("{scheme}://[{host}]:{port}")
+    } else {
+        format!("{scheme}://{host}:{port}")
+    })
 }
 
 /// The `[grants.tool.*]` tables the calls seen needed, as policy TOML.
@@ -248,25 +254,39 @@ mod tests {
 
     #[test]
     fn network_use_is_summarized_once_the_egress_layer_reports_it() {
-        let net = json!({"filesystem": null, "network": ["https://api.example.com:443", "https://b.example:443"]});
+        let net = json!({"filesystem": null, "network": {
+            "rules": ["https://api.example.com:443", {"url": "https://b.example:443", "methods": ["GET"]}],
+            "declared": ["https://*"],
+        }});
         let records = [
             call(
                 "fetch",
                 net.clone(),
-                json!({"network": [{"host": "api.example.com", "port": 443, "bytes_out": 10}]}),
+                json!({"network": [
+                    {"scheme": "https", "host": "api.example.com", "port": 443, "bytes_out": 10},
+                    {"scheme": "http", "host": "::1", "port": 8080, "bytes_out": 0},
+                ]}),
             ),
             call("idle", net, json!({})),
         ];
         let tools = summarize(&records, None);
         let fetch = &tools["fetch"];
         assert_eq!(
-            fetch.used_network.iter().collect::<Vec<_>>(),
-            ["api.example.com:443"]
+            fetch.granted_network.iter().collect::<Vec<_>>(),
+            ["https://api.example.com:443", "https://b.example:443"]
         );
-        assert_eq!(fetch.suggested_network, ["https://api.example.com:443"]);
+        assert_eq!(
+            fetch.suggested_network,
+            ["http://[::1]:8080", "https://api.example.com:443"]
+        );
         assert_eq!(fetch.suggested_workspace, Some("none"));
         assert!(fetch.unused.is_empty(), "{:?}", fetch.unused);
         assert_eq!(tools["idle"].unused, ["network granted but never used"]);
-        assert!(snippet(&tools).contains("network = [\"https://api.example.com:443\"]"));
+        assert!(
+            snippet(&tools)
+                .contains("network = [\"http://[::1]:8080\", \"https://api.example.com:443\"]"),
+            "{}",
+            snippet(&tools)
+        );
     }
 }

@@ -5,8 +5,8 @@ use crate::policy::LimitOverrides;
 use crate::runtime::Limits;
 
 /// The limits the flags set: those no policy governs, applied to the
-/// defaults, and the deadline, memory and output asked for, which a policy
-/// caps (the pipeline refuses a request above its ceiling).
+/// defaults, and the deadline, memory, output and HTTP limits asked for,
+/// which a policy caps (the pipeline refuses a request above its ceiling).
 pub(super) fn requested_limits(args: &CallArgs) -> Result<(Limits, LimitOverrides), String> {
     let mut limits = Limits::default();
     let mut requests = LimitOverrides::default();
@@ -32,6 +32,9 @@ pub(super) fn requested_limits(args: &CallArgs) -> Result<(Limits, LimitOverride
             "deadline-ms" => requests.deadline = Some(limits.deadline),
             "memory-mib" => requests.memory_bytes = Some(limits.memory_bytes),
             "output-bytes" => requests.output_bytes = Some(limits.output_bytes),
+            "http-request-bytes" => requests.http_request_bytes = Some(value),
+            "http-response-bytes" => requests.http_response_bytes = Some(value),
+            "http-requests" => requests.http_requests = Some(value),
             _ => {}
         }
     }

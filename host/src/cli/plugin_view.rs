@@ -70,7 +70,8 @@ pub fn print_bom(bom: &Bom) {
     let network = if d.network.is_empty() {
         "none".to_string()
     } else {
-        d.network.join(", ")
+        let rules: Vec<String> = d.network.iter().map(ToString::to_string).collect();
+        rules.join(", ")
     };
     let baseline = if r.baseline.is_empty() {
         "none".to_string()

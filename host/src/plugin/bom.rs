@@ -165,7 +165,8 @@ pub struct ToolGrant {
     pub verdict: Verdict,
     /// Workspace access, `None` for no filesystem.
     pub workspace: Option<FsAccess>,
-    /// Egress rules granted (none until the grant carries network).
+    /// Egress rules granted: the policy's rules that overlap what the
+    /// plugin declared.
     pub network: Vec<String>,
     /// Declared capabilities the grant cuts.
     pub cuts: Vec<GrantCut>,
@@ -192,7 +193,11 @@ pub fn granted(manifest: &Manifest, tools: &[ToolSpec], policy: &Policy) -> Vec<
                 read_only: spec.annotations.read_only,
                 verdict: policy.decide(&facts).verdict,
                 workspace: grant.filesystem.map(|fs| fs.access),
-                network: Vec::new(),
+                network: grant
+                    .network
+                    .iter()
+                    .flat_map(|n| n.rules.iter().map(ToString::to_string))
+                    .collect(),
                 cuts,
             }
         })

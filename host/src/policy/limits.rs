@@ -1,7 +1,7 @@
 //! Per-call limits a caller asks for, held under the ceilings a policy sets.
 //!
-//! Invariant: a limit the policy sets (deadline, memory, output) is a
-//! ceiling: a call gets the policy's value unless its caller asked for
+//! Invariant: a limit the policy sets (deadline, memory, output, HTTP
+//! bytes and requests) is a ceiling: a call gets the policy's value unless its caller asked for
 //! less, and a request for more is refused, never granted. Limits the
 //! policy leaves unset keep the runtime default and may be set freely
 //! within the engine's bounds.
@@ -52,6 +52,32 @@ impl LimitOverrides {
             )?;
             limits.output_bytes = o;
         }
+        let http = [
+            (
+                "http-request-bytes",
+                requests.http_request_bytes,
+                self.http_request_bytes,
+                &mut limits.http_request_bytes,
+            ),
+            (
+                "http-response-bytes",
+                requests.http_response_bytes,
+                self.http_response_bytes,
+                &mut limits.http_response_bytes,
+            ),
+            (
+                "http-requests",
+                requests.http_requests,
+                self.http_requests,
+                &mut limits.http_requests,
+            ),
+        ];
+        for (key, requested, ceiling, limit) in http {
+            if let Some(r) = requested {
+                check(key, r, ceiling)?;
+                *limit = r;
+            }
+        }
         Ok(limits)
     }
 }
@@ -83,7 +109,8 @@ mod tests {
         LimitOverrides {
             deadline: Some(Duration::from_secs(10)),
             memory_bytes: Some(128 << 20),
-            output_bytes: None,
+            http_requests: Some(4),
+            ..LimitOverrides::default()
         }
     }
 
@@ -99,12 +126,16 @@ mod tests {
             deadline: Some(Duration::from_secs(2)),
             memory_bytes: Some(64 << 20),
             output_bytes: Some(5 << 20),
+            http_requests: Some(3),
+            http_response_bytes: Some(1 << 30),
+            ..LimitOverrides::default()
         };
         let l = policy().with_requests(&lower, Limits::default()).unwrap();
         assert_eq!(l.deadline, Duration::from_secs(2));
         assert_eq!(l.memory_bytes, 64 << 20);
         // The policy sets no output limit: the request stands, above the default too.
         assert_eq!(l.output_bytes, 5 << 20);
+        assert_eq!((l.http_requests, l.http_response_bytes), (3, 1 << 30));
         let equal = LimitOverrides {
             deadline: Some(Duration::from_secs(10)),
             ..LimitOverrides::default()
@@ -137,5 +168,13 @@ mod tests {
             (e.key, e.requested, e.ceiling),
             ("deadline-ms", 10_001, 10_000)
         );
+        let more_requests = LimitOverrides {
+            http_requests: Some(5),
+            ..LimitOverrides::default()
+        };
+        let e = policy()
+            .with_requests(&more_requests, Limits::default())
+            .unwrap_err();
+        assert_eq!((e.key, e.requested, e.ceiling), ("http-requests", 5, 4));
     }
 }

@@ -1,6 +1,8 @@
 //! The real `warden` binary with a policy file: a request reaches a
 //! loopback server the policy names, with the credential from the
 //! environment, and a private address is refused with a readable reason.
+//! The audit log records both exactly: destination, address, bytes each
+//! way and the credential's name, and the refusal with its reason.
 
 use std::sync::OnceLock;
 
@@ -79,7 +81,10 @@ fn warden_tool_call_reaches_what_the_policy_names_and_no_more() {
         (out.status.code(), stdout, stderr)
     };
 
-    let (code, stdout, stderr) = run(get("http", &format!("127.0.0.1:{port}"), "/"), true);
+    let mut post = get("http", &format!("127.0.0.1:{port}"), "/upload");
+    post["method"] = json!("POST");
+    post["body_bytes"] = json!(1000);
+    let (code, stdout, stderr) = run(post, true);
     assert_eq!(code, Some(0), "{stdout}{stderr}");
     let doc: Value = serde_json::from_str(&stdout).unwrap();
     assert_eq!(doc["outcome"]["structured"]["status"], 200, "{doc}");
@@ -107,4 +112,41 @@ fn warden_tool_call_reaches_what_the_policy_names_and_no_more() {
         "{stdout}"
     );
     assert_eq!(server.requests().len(), 1);
+    assert_eq!(server.requests()[0].body.len(), 1000);
+
+    let out = warden(home())
+        .args(["audit", "show", "--tool", "http_raw", "--json"])
+        .output()
+        .unwrap();
+    let shown = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{shown}");
+    let calls: Vec<Value> = shown
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap()["event"].clone())
+        .filter(|e| e["type"] == "tool_call")
+        .collect();
+    assert_eq!(calls.len(), 2, "{shown}");
+    let sent = &calls[0]["exercised"];
+    let body_len = "Bearer ".len() + SECRET.len();
+    assert_eq!(
+        sent["network"],
+        json!([{
+            "scheme": "http", "host": "127.0.0.1", "port": port, "address": "127.0.0.1",
+            "method": "POST", "path": "/upload", "status": 200,
+            "bytes_out": 1000, "bytes_in": body_len, "credential": "svc", "error": null,
+        }]),
+        "{sent}"
+    );
+    let refused = &calls[1]["exercised"];
+    assert!(refused.get("network").is_none(), "{refused}");
+    let denial = &refused["network_denials"][0];
+    assert_eq!(denial["destination"], "10.0.0.1:80", "{refused}");
+    assert_eq!(denial["method"], "GET", "{refused}");
+    assert_eq!(
+        denial["message"],
+        "network access to 10.0.0.1:80 denied: 10.0.0.1 is a private address"
+    );
+    assert_eq!(refused["network_denials"].as_array().unwrap().len(), 1);
+    let log = std::fs::read_to_string(home().join("audit/audit.jsonl")).unwrap();
+    assert!(!log.contains(SECRET), "the credential reached the audit log");
 }

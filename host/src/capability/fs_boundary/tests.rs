@@ -13,6 +13,7 @@ fn grant(access: FsAccess, protected: Option<PathGuard>, extra: Vec<DirGrant>) -
             protected,
         }),
         extra_dirs: extra,
+        network: None,
     }
 }
 
