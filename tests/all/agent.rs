@@ -682,8 +682,16 @@ fn ctrl_c_cancels_running_calls_and_every_call_gets_a_result() {
     live.wait_for("tool_call");
     std::thread::sleep(Duration::from_millis(500));
     live.signal("-INT");
+    let interrupted = Instant::now();
     let (code, events) = live.finish();
     assert_eq!(code, Some(4), "{events:#?}");
+    // c2 sleeps in the host for a minute, with a 30 s deadline: the
+    // interrupt must end that wait, not the deadline.
+    assert!(
+        interrupted.elapsed() < Duration::from_secs(10),
+        "the run took {:?} to stop",
+        interrupted.elapsed()
+    );
     let results: Vec<(&str, &str)> = events
         .iter()
         .filter(|e| e["type"] == "tool_result")

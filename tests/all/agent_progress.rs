@@ -1,7 +1,8 @@
 //! While a tool runs, over the mock model and the real binary: its
 //! progress reports reach the user (rate-limited `tool_progress` events
 //! with the elapsed time, or a line on the terminal), and a second Ctrl-C
-//! exits at once, leaving a session that loads and resumes.
+//! exits at once while the first waits on a call stuck in the host,
+//! leaving a session that loads and resumes.
 
 use std::process::Command;
 use std::time::{Duration, Instant};
@@ -159,12 +160,16 @@ fn a_second_ctrl_c_exits_at_once_and_the_session_stays_valid() {
         "glob",
         r#"{"pattern":"*"}"#,
     )]));
-    // Reports once, then sleeps in the host, where a cancelled call is
-    // only stopped by its deadline (30 s): the first Ctrl-C waits for it.
+    // Reading a FIFO no one writes to blocks in the host's `open`, a
+    // system call neither the deadline nor cancellation can end: the first
+    // Ctrl-C waits for it.
+    let fifo = sb.ws().join("pipe");
+    let made = Command::new("mkfifo").arg(&fifo).status().unwrap();
+    assert!(made.success());
     server.push(Script::tool_calls(&[(
         "stuck",
-        "progress",
-        r#"{"count":1,"then_ms":60000}"#,
+        "read_path",
+        r#"{"path":"/workspace/pipe"}"#,
     )]));
     let mut cmd = run_cmd(&server, &policy, &sb);
     cmd.arg("--json").arg("wait for it");
@@ -173,8 +178,12 @@ fn a_second_ctrl_c_exits_at_once_and_the_session_stays_valid() {
         .as_str()
         .unwrap()
         .to_string();
-    let ev = live.wait_for("tool_progress");
-    assert_eq!(ev["call_id"], "stuck");
+    loop {
+        if live.wait_for("tool_call")["call_id"] == "stuck" {
+            break;
+        }
+    }
+    std::thread::sleep(Duration::from_millis(300));
     live.signal("-INT");
     live.wait_for("interrupted");
     let second = Instant::now();

@@ -86,7 +86,8 @@ fn allow_once_on_a_terminal_runs_the_call() {
     let sb = Sandbox::new();
     let mut p = on_pty(home.path(), &sb.ws(), &["--input", &write("a.txt", "hi")]);
     let prompt = p.exp_string("Allow? [y/s/p/n]: ").unwrap();
-    p.send_line("y").unwrap();
+    p.send("y").unwrap();
+    p.flush().unwrap();
     let (rest, code) = finish(p);
     assert_eq!(code, 0, "{prompt}{rest}");
     assert_eq!(sb.read("a.txt"), "hi");
@@ -103,7 +104,9 @@ fn deny_on_a_terminal_passes_the_message_on() {
         &["--json", "--input", &write("a.txt", "hi")],
     );
     p.exp_string("Allow? [y/s/p/n]: ").unwrap();
-    p.send_line("n").unwrap();
+    // One key answers: no Enter after it.
+    p.send("n").unwrap();
+    p.flush().unwrap();
     p.exp_string("Message for the model (optional, Enter for none): ")
         .unwrap();
     p.send_line("not now").unwrap();
@@ -189,7 +192,8 @@ fn allow_for_the_session_covers_the_same_call_only() {
         &["--json", "--input-lines", lines.to_str().unwrap()],
     );
     p.exp_string("Allow? [y/s/p/n]: ").unwrap();
-    p.send_line("s").unwrap();
+    p.send("s").unwrap();
+    p.flush().unwrap();
     let between = p.exp_string("Allow? [y/s/p/n]: ").unwrap();
     assert!(
         between.contains("Allowed for this session: write_file with exactly these arguments."),
@@ -197,7 +201,8 @@ fn allow_for_the_session_covers_the_same_call_only() {
     );
     assert!(between.contains("\"path\": \"b.txt\""), "{between}");
     assert_eq!(between.matches("Approval needed").count(), 1, "{between}");
-    p.send_line("n").unwrap();
+    p.send("n").unwrap();
+    p.flush().unwrap();
     p.exp_string("Enter for none): ").unwrap();
     p.send_line("").unwrap();
     let (rest, code) = finish(p);
@@ -238,20 +243,23 @@ fn allow_a_pattern_on_a_terminal() {
         &["--input-lines", lines.to_str().unwrap()],
     );
     p.exp_string("Allow? [y/s/p/n]: ").unwrap();
-    p.send_line("p").unwrap();
+    p.send("p").unwrap();
+    p.flush().unwrap();
     p.exp_string("(Enter for `write_file path=src/**`): ")
         .unwrap();
     p.send_line("").unwrap();
     p.exp_string("Allow, for the rest of this session, every write_file call whose path matches src/**? [y/N]: ")
         .unwrap();
-    p.send_line("y").unwrap();
+    p.send("y").unwrap();
+    p.flush().unwrap();
     let between = p.exp_string("Allow? [y/s/p/n]: ").unwrap();
     assert!(
         between.contains("allowed without asking by a grant you gave this session (pattern `write_file path=src/**`)"),
         "{between}"
     );
     assert!(between.contains("\"path\": \"top.txt\""), "{between}");
-    p.send_line("y").unwrap();
+    p.send("y").unwrap();
+    p.flush().unwrap();
     let (rest, code) = finish(p);
     assert_eq!(code, 0, "{rest}");
     assert_eq!(

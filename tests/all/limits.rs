@@ -207,6 +207,44 @@ fn cancellation_interrupts_a_running_guest() {
 }
 
 #[test]
+fn a_guest_asleep_in_the_host_stops_soon_after_cancel() {
+    // Epoch checks never see a guest blocked in a host wait; the bounded
+    // `wasi:io` must end the wait itself, a grace period after the cancel,
+    // long before the 30 s deadline.
+    let _quiet = exclusive();
+    let cancel = CancelToken::new();
+    let trigger = cancel.clone();
+    let canceller = std::thread::spawn(move || {
+        std::thread::sleep(Duration::from_millis(200));
+        trigger.cancel();
+        Instant::now()
+    });
+    let input = json!({"ms": 60_000}).to_string();
+    let r = hostile().call(CallRequest {
+        call_id: "c".into(),
+        tool: "sleep_ms",
+        input: &input,
+        grant: &Grant::none(),
+        limits: &Limits {
+            deadline: Duration::from_secs(30),
+            ..Limits::default()
+        },
+        cancel,
+        progress: None,
+    });
+    let ended = Instant::now();
+    let cancelled_at = canceller.join().unwrap();
+    assert_eq!(r.outcome, ToolOutcome::Cancelled);
+    let after = ended - cancelled_at;
+    assert!(
+        after >= warden::runtime::CANCEL_GRACE,
+        "the guest gets its grace to return on its own: {after:?}"
+    );
+    assert!(after < Duration::from_secs(5), "waited {after:?}");
+    assert_still_serving();
+}
+
+#[test]
 fn a_call_cancelled_before_it_starts_never_runs() {
     let cancel = CancelToken::new();
     cancel.cancel();

@@ -147,8 +147,8 @@ fn install_refuses_a_tool_another_plugin_provides() {
         "{doc}"
     );
 
-    let mut catalog = Catalog::open(&Home::at(home.path().to_path_buf())).unwrap();
-    match catalog.install(&twin) {
+    let catalog = Catalog::open(&Home::at(home.path().to_path_buf())).unwrap();
+    match catalog.prepare_install(&twin).map(|c| c.sha256) {
         Err(CatalogError::Install(InstallError::ToolConflict { tool, plugin })) => {
             assert_eq!((tool.as_str(), plugin.as_str()), ("echo", "echo"));
         }
@@ -174,12 +174,12 @@ fn install_refuses_a_component_that_is_not_a_plugin() {
              `warden:tool/plugin`; build it with warden-sdk\n"
         )
     );
-    let mut catalog = Catalog::open(&Home::at(home.path().to_path_buf())).unwrap();
-    match catalog.install(&hollow) {
+    let catalog = Catalog::open(&Home::at(home.path().to_path_buf())).unwrap();
+    match catalog.prepare_install(&hollow).map(|c| c.sha256) {
         Err(CatalogError::Install(InstallError::Load(LoadError::NotAPlugin))) => {}
         other => panic!("expected NotAPlugin, got {other:?}"),
     }
-    assert_eq!(listed(home.path()), ["fs", "search"]);
+    assert_eq!(listed(home.path()), ["fs", "search", "web"]);
     assert!(
         plugin_dirs(home.path()).is_empty(),
         "{:?}",

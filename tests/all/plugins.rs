@@ -199,7 +199,7 @@ fn a_changed_component_on_disk_is_refused() {
 
 #[test]
 fn compiled_components_are_cached_and_a_corrupt_entry_is_rebuilt() {
-    let home = fresh_home();
+    let home = home_with_own_cache();
     let cwasm: Vec<PathBuf> = std::fs::read_dir(home.path().join("cache"))
         .unwrap()
         .map(|e| e.unwrap().path())

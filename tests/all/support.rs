@@ -40,6 +40,27 @@ pub fn fresh_home() -> tempfile::TempDir {
     dir
 }
 
+/// A data directory with a copy of [`shared_home`]'s compile cache, for a
+/// test that damages cache entries: the shared ones are mapped into memory
+/// by other tests running at the same time, and writing over them in place
+/// would crash those with SIGBUS.
+pub fn home_with_own_cache() -> tempfile::TempDir {
+    catalog();
+    let home = tempfile::Builder::new()
+        .prefix("warden-home-")
+        .tempdir()
+        .unwrap();
+    let cache = home.path().join("cache");
+    std::fs::create_dir_all(&cache).unwrap();
+    for e in std::fs::read_dir(shared_home().join("cache")).unwrap() {
+        let e = e.unwrap();
+        if e.file_type().unwrap().is_file() && !e.file_name().to_string_lossy().starts_with('.') {
+            std::fs::copy(e.path(), cache.join(e.file_name())).unwrap();
+        }
+    }
+    home
+}
+
 /// The catalog (built-in plugins) over [`shared_home`].
 pub fn catalog() -> &'static Catalog {
     static CATALOG: OnceLock<Catalog> = OnceLock::new();
@@ -274,19 +295,6 @@ pub fn exclusive() -> std::sync::MutexGuard<'static, ()> {
     static LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
     LOCK.lock()
         .unwrap_or_else(std::sync::PoisonError::into_inner)
-}
-
-/// A fresh data directory seeded with the shared compile cache.
-pub fn fresh_home() -> tempfile::TempDir {
-    catalog();
-    let home = tempfile::tempdir().unwrap();
-    let cache = home.path().join("cache");
-    std::fs::create_dir_all(&cache).unwrap();
-    for e in std::fs::read_dir(shared_home().join("cache")).unwrap() {
-        let e = e.unwrap();
-        std::fs::copy(e.path(), cache.join(e.file_name())).unwrap();
-    }
-    home
 }
 
 /// Run `warden ARGS` with data directory `home`: exit code, stdout, stderr.

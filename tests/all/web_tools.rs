@@ -22,7 +22,14 @@ fn http_fetch_is_listed_with_its_schema() {
     assert_eq!(entry.name(), "web");
     assert!(entry.is_builtin());
     assert_eq!(
-        entry.meta.manifest.capabilities.network,
+        entry
+            .meta
+            .manifest
+            .capabilities
+            .network
+            .iter()
+            .map(ToString::to_string)
+            .collect::<Vec<_>>(),
         ["https://*", "http://*"]
     );
     insta::assert_json_snapshot!("http_fetch_spec", spec);
@@ -162,6 +169,7 @@ fn run_under(policy: &Policy, sb: &Sandbox, input: Value) -> CallResult {
             workspace: &sb.ws(),
             write: WriteMode::ReadOnly,
             limits: Limits::default(),
+            limit_requests: Default::default(),
             cancel: CancelToken::new(),
             progress: None,
             policy: Some(policy),

@@ -3,8 +3,8 @@
 use std::path::{Path, PathBuf};
 
 use super::PathGuard;
-use super::extra_dirs::{self, DirGrant, extra_dirs_for};
 use super::egress::NetworkGrant;
+use super::extra_dirs::{self, DirGrant, extra_dirs_for};
 use crate::plugin::{DeclaredCapabilities, FsNeed};
 
 /// Access to a directory.

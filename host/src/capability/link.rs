@@ -12,6 +12,7 @@ use wasmtime_wasi::random::{WasiRandom, WasiRandomView};
 use wasmtime_wasi_http::{WasiHttp, WasiHttpView};
 
 use super::clock::{DeadlineClock, HasDeadlineClock};
+use super::deadline_io::HasDeadlineIo;
 use super::guarded_fs::HasGuardedFs;
 use crate::plugin::{ImportClass, classify_import};
 use crate::runtime::CallState;
@@ -69,8 +70,8 @@ pub fn linker_for(
     wasmtime_wasi::p2::bindings::io::error::add_to_linker::<CallState, HasIo>(&mut l, |t| {
         t.ctx().table
     })?;
-    sync::io::poll::add_to_linker::<CallState, HasIo>(&mut l, |t| t.ctx().table)?;
-    sync::io::streams::add_to_linker::<CallState, HasIo>(&mut l, |t| t.ctx().table)?;
+    sync::io::poll::add_to_linker::<CallState, HasDeadlineIo>(&mut l, CallState::bounded_io)?;
+    sync::io::streams::add_to_linker::<CallState, HasDeadlineIo>(&mut l, CallState::bounded_io)?;
 
     if profile.filesystem {
         sync::filesystem::types::add_to_linker::<CallState, HasGuardedFs>(

@@ -14,6 +14,7 @@
 
 mod beneath;
 mod clock;
+mod deadline_io;
 pub mod egress;
 mod exercised;
 mod extra_dirs;
@@ -24,6 +25,7 @@ mod link;
 pub(crate) mod path_guard;
 mod wasi;
 
+pub use deadline_io::DeadlineIo;
 pub use egress::{EgressEnv, NetworkGrant, NetworkRecords};
 pub use exercised::{Exercised, FileOp, FileUse, FileUses, MAX_FILE_USES};
 pub use extra_dirs::DirGrant;

@@ -195,7 +195,7 @@ pub fn caps(records: &[AuditRecord], catalog: Option<&Catalog>, json: bool) -> E
                 format!(
                     "filesystem {}, network {}",
                     d.filesystem.as_str(),
-                    list(&d.network)
+                    list(d.network.iter().map(ToString::to_string))
                 )
             });
         println!("  declared:       {declared}");

@@ -23,7 +23,7 @@ pub fn list(json: bool) -> Exit {
         let tools: Vec<_> = catalog
             .tools()
             .map(|(p, t)| {
-                json!({
+                let mut tool = json!({
                     "name": t.name,
                     "plugin": p.name(),
                     "description": t.description,
@@ -31,8 +31,12 @@ pub fn list(json: bool) -> Exit {
                     "annotations": t.annotations,
                     "capabilities": p.meta.manifest.capabilities,
                     "input_schema": t.input_schema,
-                    "refused": p.refused,
-                })
+                });
+                // Only a plugin whose bytes are not the approved ones says why.
+                if let Some(why) = &p.refused {
+                    tool["refused"] = json!(why);
+                }
+                tool
             })
             .collect();
         println!("{}", json!({ "tools": tools }));

@@ -7,7 +7,7 @@ fn imports(names: &[&str]) -> Vec<String> {
 fn declared(fs: FsNeed, network: &[&str]) -> DeclaredCapabilities {
     DeclaredCapabilities {
         filesystem: fs,
-        network: network.iter().map(|s| s.to_string()).collect(),
+        network: network.iter().map(|s| s.parse().unwrap()).collect(),
     }
 }
 

@@ -50,10 +50,20 @@ pub fn diff(old: &PluginMeta, new: &PluginMeta) -> Vec<CapChange> {
         );
     }
     for rule in b.network.iter().filter(|r| !a.network.contains(r)) {
-        change("declared network".into(), "-".into(), rule.clone(), true);
+        change(
+            "declared network".into(),
+            "-".into(),
+            rule.to_string(),
+            true,
+        );
     }
     for rule in a.network.iter().filter(|r| !b.network.contains(r)) {
-        change("declared network".into(), rule.clone(), "-".into(), false);
+        change(
+            "declared network".into(),
+            rule.to_string(),
+            "-".into(),
+            false,
+        );
     }
     let (ra, rb) = (Reach::of(&old.imports), Reach::of(&new.imports));
     let flags = [

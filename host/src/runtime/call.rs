@@ -17,7 +17,9 @@ use super::state::{
 use crate::capability::egress::{
     EgressCall, EgressEnv, EgressLimits, NetworkDenial, NetworkUse, Redactor,
 };
-use crate::capability::{BoundaryDenial, Exercised, FsBoundary, GUEST_WORKSPACE, Grant, build_wasi};
+use crate::capability::{
+    BoundaryDenial, Exercised, FsBoundary, GUEST_WORKSPACE, Grant, build_wasi,
+};
 use crate::protocol::{ErrorKind, ToolError, ToolOutcome, ToolOutput};
 
 /// One call to make.

@@ -28,7 +28,8 @@ pub use engine::{MAX_CONCURRENT_INSTANCES, TICK};
 pub use limits::{LIMIT_KEYS, Limits, MAX_MEMORY_BYTES};
 pub use pipe::{CappedPipe, Captured};
 pub use state::{
-    CANCEL_GRACE, CallState, CancelToken, LogLevel, LogLine, ProgressEvent, ProgressSink,
+    CANCEL_GRACE, CallState, CancelToken, Interrupt, Interrupted, LogLevel, LogLine, ProgressEvent,
+    ProgressSink,
 };
 
 use crate::capability::Grant;

@@ -19,7 +19,7 @@ use super::pipe::CappedPipe;
 use wasmtime_wasi_http::{WasiHttpCtx, WasiHttpCtxView, WasiHttpView};
 
 use crate::capability::egress::{EgressCall, EgressHooks};
-use crate::capability::{FsBoundary, GuardedFs};
+use crate::capability::{DeadlineIo, FsBoundary, GuardedFs};
 
 /// A flag the caller sets to cancel a running call.
 #[derive(Debug, Clone, Default)]
@@ -159,6 +159,16 @@ impl CallState {
                 table: &mut self.table,
             },
             boundary: &mut self.fs_boundary,
+        }
+    }
+
+    /// The guest's `wasi:io`, every blocking wait bounded by the deadline
+    /// and cancellation.
+    pub(crate) fn bounded_io(&mut self) -> DeadlineIo<'_> {
+        DeadlineIo {
+            table: &mut self.table,
+            deadline: self.deadline,
+            cancel: self.cancel.clone(),
         }
     }
 

@@ -439,7 +439,10 @@ fn an_extra_dir_named_through_a_symlink_is_known_by_that_name() {
     );
     let found = &ok(&r).text;
     assert!(found.contains(&format!("{alias}/notes.txt")), "{found}");
-    assert!(!found.contains(&x.at("rw")), "the real path leaked: {found}");
+    assert!(
+        !found.contains(&x.at("rw")),
+        "the real path leaked: {found}"
+    );
     let caps = &hostile().meta.manifest.capabilities;
     let grant = Grant::from_policy(caps, &x.sb.ws(), &policy.grant_for("hostile", "x")).0;
     assert_eq!(grant.extra_dirs[0].host_dir, x.root().join("rw"));
@@ -454,7 +457,11 @@ fn an_extra_dir_named_through_a_symlink_is_known_by_that_name() {
         op: FsOp::Open,
         path: format!("{alias}/.env"),
     };
-    assert!(r.boundary_denials.contains(&wanted), "{:?}", r.boundary_denials);
+    assert!(
+        r.boundary_denials.contains(&wanted),
+        "{:?}",
+        r.boundary_denials
+    );
     assert_eq!(read(&x.root().join("rw/.env")), "TOKEN=x\n");
     x.assert_canaries_intact();
 }

@@ -148,5 +148,8 @@ fn warden_tool_call_reaches_what_the_policy_names_and_no_more() {
     );
     assert_eq!(refused["network_denials"].as_array().unwrap().len(), 1);
     let log = std::fs::read_to_string(home().join("audit/audit.jsonl")).unwrap();
-    assert!(!log.contains(SECRET), "the credential reached the audit log");
+    assert!(
+        !log.contains(SECRET),
+        "the credential reached the audit log"
+    );
 }

@@ -1,7 +1,6 @@
 //! Byte caps and time: a response past its cap is cut, a request body past
 //! its cap is refused, and a slow server ends the call at its deadline.
 
-use std::io::Write as _;
 use std::time::{Duration, Instant};
 
 use serde_json::json;

@@ -44,6 +44,7 @@ mod record;
 mod resolve;
 mod rule;
 mod send;
+mod stream_error;
 
 pub use address::{AddressClass, Host, HostError, canonical_ip, classify, parse_host};
 pub use check::{Allowed, CompiledGrant, Destination, check_request, vet_addresses};
@@ -58,3 +59,4 @@ pub use record::{DenialReason, MAX_NETWORK_RECORDS, NetworkDenial, NetworkRecord
 pub use resolve::{Resolver, SystemResolver};
 pub use rule::{NetRule, PrivateAccess};
 pub use send::send;
+pub use stream_error::with_http_code;
