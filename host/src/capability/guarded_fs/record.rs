@@ -71,8 +71,8 @@ impl GuardedFs<'_> {
         matches!(stat, Err(e) if e.downcast_ref() == Some(&wasi::ErrorCode::NoEntry))
     }
 
-    /// Note a successful open of `rel` as `opened`: remember its path, and
-    /// record how a file (not a directory) was used.
+    /// Note a successful open of `rel` as `opened`: record how a file (not
+    /// a directory) was used.
     pub(super) fn note_open(
         &mut self,
         opened: &Resource<Descriptor>,
@@ -81,9 +81,9 @@ impl GuardedFs<'_> {
         (oflags, dflags): (fs::OpenFlags, fs::DescriptorFlags),
     ) {
         let Some(rel) = rel else { return };
-        if !self.boundary.paths.contains_key(&opened.rep()) {
-            self.boundary.paths.insert(opened.rep(), rel.clone());
-        }
+        // `rel` is the path as spelt: through a symlink it is not where the
+        // descriptor leads, so it is never remembered as the descriptor's
+        // path (checks on the descriptor read the real one back).
         if matches!(self.inner.table.get(opened), Ok(Descriptor::Dir(_))) && !created {
             return;
         }
