@@ -157,6 +157,7 @@ fn bench(c: &mut Criterion) {
         .unwrap();
     let g = Grant {
         filesystem: None,
+        extra_dirs: Vec::new(),
         network: Some(grant(port)),
     };
     let call_limits = Limits {
