@@ -75,9 +75,49 @@ impl AuditLog {
         session_id: Option<&str>,
         secrets: &[String],
     ) -> Result<(), AuditError> {
-        let known: Vec<&str> = secrets.iter().map(String::as_str).collect();
-        let record = CallAudit::of(result, input, session_id, &known);
-        self.append(AuditEvent::ToolCall(Box::new(record)))
+        self.queue(Queued::Call(Box::new(PendingCall {
+            result: result.clone(),
+            input: input.to_string(),
+            session_id: session_id.map(str::to_string),
+            secrets: secrets.to_vec(),
+        })))
+    }
+}
+
+/// A finished call whose record the writer builds: the caller pays only
+/// for a copy, not for hashing, redacting and converting it.
+pub(super) struct PendingCall {
+    result: CallResult,
+    input: String,
+    session_id: Option<String>,
+    secrets: Vec<String>,
+}
+
+impl PendingCall {
+    pub(super) fn into_event(self) -> AuditEvent {
+        let known: Vec<&str> = self.secrets.iter().map(String::as_str).collect();
+        let record = CallAudit::of(
+            &self.result,
+            &self.input,
+            self.session_id.as_deref(),
+            &known,
+        );
+        AuditEvent::ToolCall(Box::new(record))
+    }
+}
+
+/// What waits in the writer's queue.
+pub(super) enum Queued {
+    Event(AuditEvent),
+    Call(Box<PendingCall>),
+}
+
+impl Queued {
+    pub(super) fn into_event(self) -> AuditEvent {
+        match self {
+            Queued::Event(e) => e,
+            Queued::Call(c) => c.into_event(),
+        }
     }
 }
 

@@ -7,7 +7,8 @@
 //! it happened. A line torn by a crash is cut off by the next writer.
 //!
 //! Records are written by a background thread in batches (group commit):
-//! [`AuditLog::append`] queues a record and returns; the writer takes
+//! [`AuditLog::append`] queues a record and returns (a call's record is
+//! even built there, from a copy of its result); the writer takes
 //! everything queued, chains it to the file's last line under the lock,
 //! writes it in one go and syncs it, while the next batch gathers. A record
 //! is on disk within one batch's write and sync of being appended, and
@@ -18,6 +19,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::SystemTime;
 
+use super::call::Queued;
 use super::record::AuditEvent;
 use super::writer::{Batch, Head, write_batch};
 
@@ -113,11 +115,17 @@ impl AuditLog {
     /// background writer (see [`AuditLog::flush`]). Fails if an earlier
     /// write failed.
     pub fn append(&self, event: AuditEvent) -> Result<(), AuditError> {
+        self.queue(Queued::Event(event))
+    }
+
+    /// Queue a record (or what the writer makes one of).
+    pub(super) fn queue(&self, item: Queued) -> Result<(), AuditError> {
+        let now = SystemTime::now();
         let mut s = self.state()?;
         if let Some(e) = s.error.take() {
             return Err(self.failed(e));
         }
-        s.queue.push((SystemTime::now(), event));
+        s.queue.push((now, item));
         s.appended += 1;
         if !s.busy {
             s.busy = true;

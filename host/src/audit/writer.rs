@@ -8,10 +8,11 @@ use std::time::SystemTime;
 
 use sha2::{Digest, Sha256};
 
-use super::record::{AuditEvent, AuditRecord, GENESIS};
+use super::call::Queued;
+use super::record::{AuditRecord, GENESIS};
 
 /// Records waiting to be written, with the time each was appended.
-pub(super) type Batch = Vec<(SystemTime, AuditEvent)>;
+pub(super) type Batch = Vec<(SystemTime, Queued)>;
 
 /// Where the chain stands after the last line this process wrote.
 #[derive(Debug, Clone)]
@@ -45,7 +46,8 @@ fn append_locked(file: &mut File, cached: &mut Option<Head>, batch: Batch) -> Re
         Some(_) | None => read_head(file, len)?,
     };
     let mut buf = Vec::with_capacity(batch.len() * 1024);
-    for (time, event) in batch {
+    for (time, queued) in batch {
+        let event = queued.into_event();
         let record = AuditRecord {
             seq: head.seq + 1,
             time: humantime::format_rfc3339_micros(time).to_string(),
