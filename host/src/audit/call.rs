@@ -6,7 +6,8 @@ use super::log::{AuditError, AuditLog};
 use super::record::{AuditEvent, CallAudit, ExercisedAudit, redact};
 use crate::approval::Approval;
 use crate::pipeline::CallResult;
-use crate::protocol::ToolOutcome;
+use crate::protocol::{ToolOutcome, ToolOutput};
+use crate::runtime::CallReport;
 
 impl CallAudit {
     /// The record of `result`, whose input was `input` (as received).
@@ -75,8 +76,10 @@ impl AuditLog {
         session_id: Option<&str>,
         secrets: &[String],
     ) -> Result<(), AuditError> {
+        let (result, output_bytes) = audit_copy(result);
         self.queue(Queued::Call(Box::new(PendingCall {
-            result: result.clone(),
+            result,
+            output_bytes,
             input: input.to_string(),
             session_id: session_id.map(str::to_string),
             secrets: secrets.to_vec(),
@@ -84,10 +87,60 @@ impl AuditLog {
     }
 }
 
+/// What of `result` its record needs, and the size of its output: the
+/// output itself, logs and captured stdio are left behind, so queueing a
+/// call costs the same whatever it printed.
+fn audit_copy(result: &CallResult) -> (CallResult, u64) {
+    let (outcome, output_bytes) = match &result.outcome {
+        ToolOutcome::Success(out) => (
+            ToolOutcome::Success(ToolOutput {
+                text: String::new(),
+                structured: None,
+                truncated: out.truncated,
+            }),
+            out.text.len() as u64,
+        ),
+        other => (other.clone(), 0),
+    };
+    let report = result.report.as_ref().map(|r| CallReport {
+        outcome: ToolOutcome::Cancelled,
+        logs: Vec::new(),
+        logs_dropped: 0,
+        progress: Vec::new(),
+        stdout: String::new(),
+        stdout_dropped: 0,
+        stderr: String::new(),
+        stderr_dropped: 0,
+        boundary_denials: r.boundary_denials.clone(),
+        boundary_denials_dropped: r.boundary_denials_dropped,
+        network: r.network.clone(),
+        network_dropped: r.network_dropped,
+        network_denials: r.network_denials.clone(),
+        network_denials_dropped: r.network_denials_dropped,
+        exercised: r.exercised.clone(),
+        duration: r.duration,
+    });
+    let copy = CallResult {
+        call_id: result.call_id.clone(),
+        tool: result.tool.clone(),
+        plugin: result.plugin.clone(),
+        stage: result.stage,
+        outcome,
+        grant: result.grant.clone(),
+        decision: result.decision.clone(),
+        approval: result.approval.clone(),
+        grant_cuts: result.grant_cuts.clone(),
+        report,
+    };
+    (copy, output_bytes)
+}
+
 /// A finished call whose record the writer builds: the caller pays only
 /// for a copy, not for hashing, redacting and converting it.
 pub(super) struct PendingCall {
+    /// The result without its output (see [`audit_copy`]).
     result: CallResult,
+    output_bytes: u64,
     input: String,
     session_id: Option<String>,
     secrets: Vec<String>,
@@ -96,12 +149,13 @@ pub(super) struct PendingCall {
 impl PendingCall {
     pub(super) fn into_event(self) -> AuditEvent {
         let known: Vec<&str> = self.secrets.iter().map(String::as_str).collect();
-        let record = CallAudit::of(
+        let mut record = CallAudit::of(
             &self.result,
             &self.input,
             self.session_id.as_deref(),
             &known,
         );
+        record.output_bytes = self.output_bytes;
         AuditEvent::ToolCall(Box::new(record))
     }
 }

@@ -111,3 +111,51 @@ fn concurrent_writers_never_interleave() {
     let v = verify(&std::fs::read(&path).unwrap());
     assert_eq!((v.valid, v.broken), (100, None));
 }
+
+#[test]
+fn a_queued_call_is_recorded_in_full_without_its_output() {
+    use crate::pipeline::{CallResult, Stage};
+    use crate::protocol::{ToolOutcome, ToolOutput};
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("audit.jsonl");
+    let log = AuditLog::open(&path).unwrap();
+    let output = "x".repeat(5000) + "sk-live-123";
+    let result = CallResult {
+        call_id: "c1".into(),
+        tool: "read_file".into(),
+        plugin: Some("fs".into()),
+        stage: Stage::Executed,
+        outcome: ToolOutcome::Success(ToolOutput {
+            text: output,
+            structured: None,
+            truncated: false,
+        }),
+        grant: None,
+        decision: None,
+        approval: None,
+        grant_cuts: Vec::new(),
+        report: None,
+    };
+    let secrets = ["sk-live-123".to_string()];
+    log.record_call(
+        &result,
+        r#"{"path":"a","key":"sk-live-123"}"#,
+        Some("s1"),
+        &secrets,
+    )
+    .unwrap();
+    log.flush().unwrap();
+    let text = std::fs::read_to_string(&path).unwrap();
+    assert!(
+        !text.contains("sk-live-123") && !text.contains("xxxx"),
+        "{text}"
+    );
+    let record: serde_json::Value = serde_json::from_str(text.trim()).unwrap();
+    let call = &record["event"];
+    assert_eq!(call["type"], "tool_call");
+    assert_eq!(call["call_id"], "c1");
+    assert_eq!(call["session_id"], "s1");
+    assert_eq!(call["outcome"], "success");
+    assert_eq!(call["output_bytes"], 5011);
+    assert_eq!(call["arguments"]["path"], "a");
+}
