@@ -8,6 +8,7 @@ mod cli;
 mod credentials;
 mod limits;
 mod pages;
+mod redirects;
 mod refusals;
 
 use std::time::Duration;
@@ -106,4 +107,13 @@ pub fn use_of(
         "method": method, "path": path, "status": status,
         "bytes_out": bytes_out, "bytes_in": bytes_in, "credential": null, "error": null,
     })
+}
+
+/// What the web plugin says when the host refuses a request for any reason
+/// but its address; the host's own sentence follows in `[host: …]`.
+pub const REFUSED: &str = "network access denied: the host refused this request";
+
+/// The refusal of a redirect hop, as the model reads it.
+pub fn hop_refused(sdk: &str, status: u16, from: &str, to: &str, host: &str) -> String {
+    format!("{sdk} (while following a {status} redirect from {from} to {to}) [host: {host}]")
 }

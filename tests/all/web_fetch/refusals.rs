@@ -19,13 +19,6 @@ fn redirecting_to(location: String) -> Loopback {
     Loopback::http(move |_, out| respond(out, 302, &[("location", &location)], b""))
 }
 
-/// The refusal of a redirect hop, as the model reads it.
-fn hop_refused(sdk: &str, from: &str, to: &str, host: &str) -> String {
-    format!("{sdk} (while following a 302 redirect from {from} to {to}) [host: {host}]")
-}
-
-const NO_RULE: &str = "network access denied: no network rule of the policy allows this \
-                       request; ask the user to allow the destination";
 const PROHIBITED: &str = "network access denied: the destination address is loopback, private \
                           or reserved, which only a policy rule naming it can allow";
 
@@ -45,7 +38,7 @@ fn a_redirect_to_a_port_the_policy_does_not_name_is_not_followed() {
     );
     assert_eq!(
         err(&r, ErrorKind::PermissionDenied),
-        hop_refused(NO_RULE, &from, &to, &denial)
+        hop_refused(REFUSED, 302, &from, &to, &denial)
     );
     let rep = report(&r);
     assert_eq!(rep.network_denials.len(), 1);
@@ -97,7 +90,7 @@ fn a_redirect_to_a_private_address_is_refused_even_under_any_host() {
         );
         assert_eq!(
             err(&r, ErrorKind::PermissionDenied),
-            hop_refused(PROHIBITED, &from, &to, &denial),
+            hop_refused(PROHIBITED, 302, &from, &to, &denial),
             "{to}"
         );
         let d = &report(&r).network_denials;
@@ -137,7 +130,7 @@ fn a_loopback_server_needs_a_rule_naming_its_address() {
     let r = fetch(&by_name, json!({"url": literal}));
     assert_eq!(
         err(&r, ErrorKind::PermissionDenied),
-        format!("{NO_RULE} [host: network access to 127.0.0.1:{port} denied: no rule allows it]")
+        format!("{REFUSED} [host: network access to 127.0.0.1:{port} denied: no rule allows it]")
     );
     let r = fetch(&web_policy("\"http://*\"", ""), json!({"url": literal}));
     assert_eq!(
