@@ -1,6 +1,7 @@
 //! What the policy does not allow never reaches a server: a redirect's next
 //! hop to another port or a private address, a loopback server under a rule
-//! that names only a host name or any host, and every shipped policy. The
+//! that names only a host name (without `allow_private`) or any host, and
+//! every shipped policy. The
 //! host refuses each request itself and its sentence reaches the model.
 
 use std::sync::Arc;
@@ -107,8 +108,8 @@ fn a_redirect_to_a_private_address_is_refused_even_under_any_host() {
 }
 
 #[test]
-fn a_loopback_server_needs_a_rule_naming_its_address() {
-    let server = Loopback::http(ok_with("must not be reached"));
+fn a_loopback_server_is_reached_only_by_a_rule_naming_or_allowing_its_address() {
+    let server = Loopback::http(ok_with("reached"));
     let port = server.port();
     let by_name = web_policy(&format!("\"http://localhost:{port}\""), "");
     let r = fetch(
@@ -141,6 +142,24 @@ fn a_loopback_server_needs_a_rule_naming_its_address() {
         )
     );
     assert!(server.requests().is_empty(), "the server was reached");
+
+    let opened = web_policy(
+        &format!(
+            "{{ url = \"http://localhost:{port}\", allow_private = [\"127.0.0.0/8\", \"::1\"] }}"
+        ),
+        "",
+    );
+    let r = fetch(&opened, json!({"url": format!("http://localhost:{port}/")}));
+    assert!(fetched(&r).0.ends_with("\n\nreached"));
+    let used = &uses(&r)[0];
+    assert_eq!(
+        (&used["host"], &used["address"]),
+        (&json!("localhost"), &json!("127.0.0.1"))
+    );
+    assert_eq!(
+        server.requests()[0].header("host"),
+        [format!("localhost:{port}")]
+    );
 }
 
 /// Says yes to every ask, so a shipped policy's grant is what stops a call.
