@@ -2,7 +2,8 @@
 //! the plugin or the model ever holding it: the host injects it over the
 //! plugin's own header, and redacts it from the body, the headers, the
 //! redirect the plugin then refuses to follow, and everything the call
-//! returns.
+//! returns. A redirect to another allowed origin carries no credential,
+//! neither the host's nor the plugin's.
 
 use serde_json::json;
 use warden::capability::egress::DenialReason;
@@ -15,9 +16,11 @@ use crate::egress::server::{Loopback, Seen, ok_with, respond};
 /// its Content-Length says.
 const SECRET: &str = "sh0rt-s3cr3";
 
-fn policy_with(audience: u16, token: &std::path::Path) -> Policy {
+/// A policy allowing `rules` and injecting credential `svc`, read from
+/// `token`, into requests to 127.0.0.1:`audience`.
+fn policy_with(rules: &str, audience: u16, token: &std::path::Path) -> Policy {
     web_policy(
-        &loopback_rule(audience),
+        rules,
         &format!(
             "credentials = [\"svc\"]\n\
              [[credential]]\nname = \"svc\"\naudience = \"http://127.0.0.1:{audience}\"\n\
@@ -36,13 +39,17 @@ fn assert_no_secret(what: &str, text: &str) {
 }
 
 /// Echoes the Authorization header in the body and in `x-echo`; on
-/// `/away`, redirects elsewhere with the token in the query.
+/// `/away`, redirects to port `other` with the token in the query; on
+/// `/onward`, redirects to port `other` plainly.
 fn echo(other: u16) -> impl Fn(&Seen, &mut dyn std::io::Write) + Send + Sync + 'static {
     move |req, out| {
         let auth = req.header("authorization").join(",");
         if req.head.starts_with("GET /away ") {
             let token = auth.trim_start_matches("Bearer ");
             let to = format!("http://127.0.0.1:{other}/leak?token={token}");
+            respond(out, 302, &[("location", &to)], b"");
+        } else if req.head.starts_with("GET /onward ") {
+            let to = format!("http://127.0.0.1:{other}/landing");
             respond(out, 302, &[("location", &to)], b"");
         } else {
             let body = format!("you sent: {auth}\n");
@@ -60,7 +67,7 @@ fn the_host_injects_the_credential_and_nothing_returned_holds_it() {
     let dir = tempfile::tempdir().unwrap();
     let token = dir.path().join("token");
     std::fs::write(&token, format!("{SECRET}\n")).unwrap();
-    let policy = policy_with(port, &token);
+    let policy = policy_with(&loopback_rule(port), port, &token);
 
     let r = fetch(
         &policy,
@@ -109,4 +116,38 @@ fn the_host_injects_the_credential_and_nothing_returned_holds_it() {
         "the token left for another host"
     );
     assert_eq!(audience.requests().len(), 2);
+}
+
+#[test]
+fn a_redirect_to_another_allowed_origin_carries_no_credential() {
+    let other = Loopback::http(echo(0));
+    let audience = Loopback::http(echo(other.port()));
+    let port = audience.port();
+    let dir = tempfile::tempdir().unwrap();
+    let token = dir.path().join("token");
+    std::fs::write(&token, SECRET).unwrap();
+    let rules = format!("{}, {}", loopback_rule(port), loopback_rule(other.port()));
+    let r = fetch(
+        &policy_with(&rules, port, &token),
+        json!({
+            "url": format!("http://127.0.0.1:{port}/onward"),
+            "headers": {"Authorization": "Bearer chosen-by-the-model", "X-Trace": "t1"},
+        }),
+    );
+    let (text, _) = fetched(&r);
+    assert!(text.ends_with("\n\nyou sent: \n"), "{text}");
+    assert_eq!(
+        audience.requests()[0].header("authorization"),
+        [format!("Bearer {SECRET}")]
+    );
+    let landed = &other.requests()[0];
+    assert!(landed.head.starts_with("GET /landing "), "{}", landed.head);
+    assert!(landed.header("authorization").is_empty(), "{}", landed.head);
+    assert_eq!(landed.header("x-trace"), ["t1"]);
+    let used = uses(&r);
+    assert_eq!(used.as_array().unwrap().len(), 2, "{used}");
+    assert_eq!(
+        (&used[0]["credential"], &used[1]["credential"]),
+        (&json!("svc"), &Value::Null)
+    );
 }

@@ -1,5 +1,5 @@
 //! What an allowed server sends comes back readable: HTML as Markdown with
-//! links made absolute, JSON pretty-printed, a POST's body and headers
+//! links made absolute, Latin-1 decoded, binary described, JSON pretty-printed, a POST's body and headers
 //! delivered exactly, a same-origin redirect chain followed and reported;
 //! and each request is in the call's network record.
 
@@ -182,5 +182,55 @@ fn a_same_origin_redirect_chain_is_followed_and_reported() {
             "GET /mid HTTP/1.1",
             "GET /new?x=1 HTTP/1.1"
         ]
+    );
+}
+
+/// `<p>Café crème</p>` in Latin-1.
+const MENU: &[u8] = b"<p>Caf\xe9 cr\xe8me</p>";
+
+#[test]
+fn a_latin1_page_is_decoded_and_an_image_described() {
+    let png: Vec<u8> = b"\x89PNG\r\n\x1a\n"
+        .iter()
+        .copied()
+        .chain([0u8; 4992])
+        .collect();
+    let server = Loopback::http(move |req, out| {
+        if req.head.starts_with("GET /logo.png ") {
+            respond(out, 200, &[("content-type", "image/png")], &png);
+        } else {
+            let page = MENU;
+            respond(
+                out,
+                200,
+                &[("content-type", "text/html; charset=iso-8859-1")],
+                page,
+            );
+        }
+    });
+    let port = server.port();
+    let policy = web_policy(&loopback_rule(port), "");
+    let base = format!("http://127.0.0.1:{port}");
+    let r = fetch(&policy, json!({"url": format!("{base}/menu")}));
+    assert_eq!(
+        fetched(&r).0,
+        format!(
+            "HTTP 200 OK\nurl: {base}/menu\ncontent-type: text/html; charset=iso-8859-1\n\
+             content-length: {}\n\nCaf\u{e9} cr\u{e8}me",
+            MENU.len()
+        )
+    );
+    let r = fetch(&policy, json!({"url": format!("{base}/logo.png")}));
+    let (text, s) = fetched(&r);
+    assert_eq!(
+        text,
+        format!(
+            "HTTP 200 OK\nurl: {base}/logo.png\ncontent-type: image/png\ncontent-length: 5000\n\n\
+             binary content (image/png, 5000 bytes) not shown"
+        )
+    );
+    assert_eq!(
+        (&s["kind"], &s["truncated"]),
+        (&json!("binary"), &json!(false))
     );
 }
