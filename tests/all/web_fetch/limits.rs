@@ -2,7 +2,8 @@
 //! marker saying how to see more; the host's `http_response_bytes` cuts a
 //! larger body at its cap, the marker says the host's limit did it (a
 //! larger `max_bytes` would not help), and a server that keeps sending or
-//! stalls past the cap holds nothing up.
+//! stalls past the cap holds nothing up; one that never answers ends the
+//! call at the policy's deadline with a timeout.
 
 use std::time::{Duration, Instant};
 
@@ -50,6 +51,7 @@ fn max_bytes_shows_the_start_and_says_how_to_see_more() {
 
 #[test]
 fn the_hosts_response_cap_cuts_the_body_and_says_so() {
+    let _x = exclusive();
     let body = lines(5000);
     let sent = body.clone();
     let server = Loopback::http(move |_, out| {
@@ -57,6 +59,7 @@ fn the_hosts_response_cap_cuts_the_body_and_says_so() {
     });
     let port = server.port();
     let policy = web_policy(&loopback_rule(port), "http_response_bytes = 1000");
+    warm();
     let started = Instant::now();
     let r = fetch(
         &policy,
@@ -85,6 +88,7 @@ fn the_hosts_response_cap_cuts_the_body_and_says_so() {
 
 #[test]
 fn a_server_streaming_past_the_cap_then_stalling_holds_nothing_up() {
+    let _x = exclusive();
     let server = Loopback::http(|_, out| {
         let _ = out.write_all(
             b"HTTP/1.1 200 OK\r\ncontent-type: text/html\r\ntransfer-encoding: chunked\r\n\r\n",
@@ -98,6 +102,7 @@ fn a_server_streaming_past_the_cap_then_stalling_holds_nothing_up() {
     });
     let port = server.port();
     let policy = web_policy(&loopback_rule(port), "http_response_bytes = 1000");
+    warm();
     let started = Instant::now();
     let r = fetch(
         &policy,
@@ -117,4 +122,33 @@ fn a_server_streaming_past_the_cap_then_stalling_holds_nothing_up() {
     );
     assert_eq!((&s["bytes"], &s["kind"]), (&json!(1000), &json!("html")));
     assert_eq!(report(&r).network[0].bytes_in, 1000);
+}
+
+#[test]
+fn a_silent_server_ends_the_call_at_the_deadline() {
+    let _x = exclusive();
+    let server = Loopback::http(|_, _| std::thread::sleep(Duration::from_secs(6)));
+    let port = server.port();
+    let policy = web_policy(&loopback_rule(port), "deadline_ms = 800");
+    warm();
+    let started = Instant::now();
+    let r = fetch(
+        &policy,
+        json!({"url": format!("http://127.0.0.1:{port}/slow")}),
+    );
+    let took = started.elapsed();
+    assert!(
+        (Duration::from_millis(700)..Duration::from_millis(2500)).contains(&took),
+        "took {took:?}"
+    );
+    assert_eq!(
+        err(&r, warden::protocol::ErrorKind::Timeout),
+        "the call ran past its 800ms deadline and was stopped"
+    );
+    let used = &report(&r).network[0];
+    assert_eq!(
+        (used.status, used.error.as_deref()),
+        (None, Some("connection read timeout"))
+    );
+    assert_eq!(server.requests().len(), 1);
 }

@@ -67,6 +67,13 @@ pub fn fetch(policy: &Policy, input: Value) -> CallResult {
     r
 }
 
+/// Load the `web` plugin now, so that a test timing a call times the call
+/// and not the first load of the component.
+pub fn warm() {
+    let (entry, _) = catalog().find_tool("http_fetch").unwrap();
+    catalog().load(entry).unwrap();
+}
+
 /// The report of a call that ran.
 #[track_caller]
 pub fn report(r: &CallResult) -> &CallReport {

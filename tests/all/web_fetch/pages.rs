@@ -199,13 +199,8 @@ fn a_latin1_page_is_decoded_and_an_image_described() {
         if req.head.starts_with("GET /logo.png ") {
             respond(out, 200, &[("content-type", "image/png")], &png);
         } else {
-            let page = MENU;
-            respond(
-                out,
-                200,
-                &[("content-type", "text/html; charset=iso-8859-1")],
-                page,
-            );
+            let latin1 = [("content-type", "text/html; charset=iso-8859-1")];
+            respond(out, 200, &latin1, MENU);
         }
     });
     let port = server.port();
