@@ -32,4 +32,5 @@ mod providers;
 mod search_tools;
 mod smoke;
 mod support;
+mod web_fetch;
 mod web_tools;

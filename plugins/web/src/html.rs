@@ -216,12 +216,19 @@ fn keep(node: &Node, base: &Url) -> bool {
     }
 }
 
-/// `reference` made absolute against `base` when it is an http(s) link;
-/// other schemes (`mailto:`, `tel:`) are kept as they are.
+/// `reference` made absolute against `base` when it is an http(s) link,
+/// keeping its `#fragment` (a [`Url`] has none: it is never sent); other
+/// schemes (`mailto:`, `tel:`) are kept as they are.
 fn absolute(base: &Url, reference: &str) -> String {
-    match base.join(reference) {
-        Ok(u) => u.to_string(),
-        Err(_) => reference.trim().to_string(),
+    let reference = reference.trim();
+    let (target, fragment) = match reference.split_once('#') {
+        Some((target, fragment)) => (target, Some(fragment)),
+        None => (reference, None),
+    };
+    match (base.join(target), fragment) {
+        (Ok(u), Some(fragment)) => format!("{u}#{fragment}"),
+        (Ok(u), None) => u.to_string(),
+        (Err(_), _) => reference.to_string(),
     }
 }
 
@@ -424,7 +431,8 @@ mod tests {
     fn markdown_keeps_structure() {
         let page = md(
             "<html><head><title> The\n Title </title><style>p{}</style></head><body>\
-            <h1>Heading</h1><p>A <b>bold</b> and <em>soft</em> <a href=\"../other?x=1\">link</a>.</p>\
+            <h1>Heading</h1><p>A <b>bold</b> and <em>soft</em> <a href=\"../other?x=1\">link</a> \
+            to <a href=\"/guide#setup\">setup</a>.</p>\
             <ul><li>one</li><li>two</li></ul><ol><li>first</li><li>second</li></ol>\
             <pre><code class=\"language-rust\">fn main() {\n    x();\n}</code></pre>\
             <p>Inline <code>code</code>.</p></body></html>",
@@ -433,7 +441,8 @@ mod tests {
         assert!(!page.main_only);
         assert_eq!(
             page.content,
-            "# Heading\n\nA **bold** and *soft* [link](https://site.example/other?x=1).\n\n\
+            "# Heading\n\nA **bold** and *soft* [link](https://site.example/other?x=1) \
+             to [setup](https://site.example/guide#setup).\n\n\
              - one\n- two\n\n1. first\n2. second\n\n```rust\nfn main() {\n    x();\n}\n```\n\n\
              Inline `code`."
         );

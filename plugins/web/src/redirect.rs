@@ -256,6 +256,7 @@ mod tests {
             Ok(Body {
                 bytes: b[..b.len().min(max)].to_vec(),
                 truncated: b.len() > max,
+                host_limit: None,
             })
         }
     }

@@ -131,9 +131,16 @@ pub fn render(f: &Fetched, format: Format, max_bytes: usize) -> Output {
     let mut cuts = Vec::new();
     if f.body.truncated && kind != Kind::Binary {
         let read = f.body.bytes.len();
-        cuts.push(match declared_length {
-            Some(n) => format!("read the first {read} of {n} bytes of the response body"),
-            None => {
+        cuts.push(match (declared_length, f.body.host_limit) {
+            (_, Some(limit)) => format!(
+                "read the first {read}{} bytes of the response body; the host's limit of \
+                 {limit} bytes per response (http_response_bytes) stopped the rest",
+                declared_length
+                    .map(|n| format!(" of {n}"))
+                    .unwrap_or_default()
+            ),
+            (Some(n), None) => format!("read the first {read} of {n} bytes of the response body"),
+            (None, None) => {
                 format!("read the first {read} bytes of the response body; the rest was not read")
             }
         });
@@ -148,7 +155,8 @@ pub fn render(f: &Fetched, format: Format, max_bytes: usize) -> Output {
     let mut text = format!("{}\n\n{shown}", head.join("\n"));
     if !cuts.is_empty() {
         // A larger max_bytes shows more only if it raises the cap that cut.
-        let read_cap_was_max = body_cap(format, max_bytes, &f.headers) == max_bytes;
+        let read_cap_was_max =
+            f.body.host_limit.is_none() && body_cap(format, max_bytes, &f.headers) == max_bytes;
         let more = if max_bytes < MAX_BYTES && (text_cut > 0 || read_cap_was_max) {
             format!("; call again with a larger max_bytes (at most {MAX_BYTES}) to see more")
         } else {

@@ -102,6 +102,7 @@ fn fetched(status: u16, headers: &[(&str, &str)], body: &[u8], truncated: bool) 
         body: Body {
             bytes: body.to_vec(),
             truncated,
+            host_limit: None,
         },
         redirects: Vec::new(),
         unfollowed: None,
@@ -252,6 +253,18 @@ fn truncation_says_how_much_was_cut() {
     let out = render::render(&f, Format::Markdown, 100);
     assert!(out.text.ends_with(
         "[truncated: read the first 100 of 9000 bytes of the response body; call again with a larger max_bytes (at most 1000000) to see more]"
+    ), "{}", out.text);
+    // Nor is the host's limit on response bodies.
+    let mut f = fetched(
+        200,
+        &[("content-type", "text/plain"), ("content-length", "9000")],
+        &[b'x'; 100],
+        true,
+    );
+    f.body.host_limit = Some(100);
+    let out = render::render(&f, Format::Markdown, 1000);
+    assert!(out.text.ends_with(
+        "[truncated: read the first 100 of 9000 bytes of the response body; the host's limit of 100 bytes per response (http_response_bytes) stopped the rest]"
     ), "{}", out.text);
     // The HTML read cap is not raised by max_bytes: no false promise.
     let f = fetched(200, &[("content-type", "text/html")], b"<p>partial", true);

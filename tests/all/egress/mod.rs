@@ -8,7 +8,7 @@ mod cli;
 mod credentials;
 mod dns;
 mod limits;
-mod server;
+pub(crate) mod server;
 mod tls;
 
 use std::path::Path;

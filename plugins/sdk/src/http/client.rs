@@ -193,12 +193,16 @@ impl BodyReader {
                 Err(StreamError::LastOperationFailed(err)) => {
                     let code = types::http_error_code(&err);
                     // The host's own response cap ended the body: keep what arrived.
-                    if matches!(code, Some(ErrorCode::HttpResponseBodySize(_))) && !bytes.is_empty()
+                    if let Some(ErrorCode::HttpResponseBodySize(limit)) = code
+                        && !bytes.is_empty()
                     {
+                        let host_limit =
+                            (bytes.len() <= max).then(|| limit.unwrap_or(bytes.len() as u64));
                         bytes.truncate(max);
                         return Ok(Body {
                             bytes,
                             truncated: true,
+                            host_limit,
                         });
                     }
                     return Err(match code {
@@ -212,12 +216,14 @@ impl BodyReader {
                 return Ok(Body {
                     bytes,
                     truncated: true,
+                    host_limit: None,
                 });
             }
         }
         Ok(Body {
             bytes,
             truncated: false,
+            host_limit: None,
         })
     }
 }

@@ -98,11 +98,12 @@ impl HttpError {
                 (Some(id), None) => format!("the server sent TLS alert {id}"),
                 (None, None) => "the server sent a TLS alert".into(),
             }),
-            ErrorCode::HttpRequestDenied => E::Denied(
-                "network access denied: no network rule of the policy allows this request; \
-                 ask the user to allow the destination"
-                    .into(),
-            ),
+            // The host uses this code for every refusal but an address's
+            // (no rule, a request limit, an unavailable credential, …), and
+            // tells the model which itself: claim no reason here.
+            ErrorCode::HttpRequestDenied => {
+                E::Denied("network access denied: the host refused this request".into())
+            }
             ErrorCode::HttpRequestLengthRequired => {
                 E::Protocol("the server requires a Content-Length".into())
             }
@@ -208,7 +209,10 @@ mod tests {
 
         let err = HttpError::from_code(ErrorCode::HttpRequestDenied);
         assert!(matches!(err, HttpError::Denied(_)));
-        assert!(err.to_string().contains("ask the user"), "{err}");
+        assert_eq!(
+            err.to_string(),
+            "network access denied: the host refused this request"
+        );
         let err = HttpError::from_code(ErrorCode::DestinationIpProhibited);
         assert!(matches!(err, HttpError::Denied(_)));
         let err = HttpError::from_code(ErrorCode::InternalError(Some("boom".into())));

@@ -257,6 +257,9 @@ pub struct Body {
     pub bytes: Vec<u8>,
     /// True when the body went on past the cap.
     pub truncated: bool,
+    /// When the host's own limit on response bodies ended the body before
+    /// the cap did: that limit in bytes. A larger cap shows no more.
+    pub host_limit: Option<u64>,
 }
 
 #[cfg(test)]
