@@ -77,6 +77,16 @@ fn a_credential_reaches_only_its_audience_and_never_the_guest() {
     assert_no_secret("the guest's view", &out.to_string());
     assert_no_secret("the report", &serde_json::to_string(&report).unwrap());
     assert_eq!(report.network[0].credential.as_deref(), Some("svc"));
+    let names: Vec<&str> = out["headers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|h| h[0].as_str().unwrap())
+        .collect();
+    assert!(
+        names.contains(&"x-echo") && !names.contains(&"content-length"),
+        "a redacted body's original length would tell the secret's: {names:?}"
+    );
 
     input["authority"] = json!(format!("127.0.0.1:{}", other.port()));
     let report = probe_with(

@@ -205,6 +205,9 @@ pub async fn send(
         .filter(|r| !r.is_empty());
     if let Some(r) = &redact {
         redact_headers(&mut head.headers, r);
+        // Redaction changes the body's length, and the original length
+        // would tell the length of the secret in it.
+        head.headers.remove(http::header::CONTENT_LENGTH);
     }
     let log_call = call.clone();
     let body = ResponseBody {
