@@ -162,14 +162,14 @@ impl PendingCall {
 
 /// What waits in the writer's queue.
 pub(super) enum Queued {
-    Event(AuditEvent),
+    Event(Box<AuditEvent>),
     Call(Box<PendingCall>),
 }
 
 impl Queued {
     pub(super) fn into_event(self) -> AuditEvent {
         match self {
-            Queued::Event(e) => e,
+            Queued::Event(e) => *e,
             Queued::Call(c) => c.into_event(),
         }
     }

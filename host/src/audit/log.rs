@@ -115,7 +115,7 @@ impl AuditLog {
     /// background writer (see [`AuditLog::flush`]). Fails if an earlier
     /// write failed.
     pub fn append(&self, event: AuditEvent) -> Result<(), AuditError> {
-        self.queue(Queued::Event(event))
+        self.queue(Queued::Event(Box::new(event)))
     }
 
     /// Queue a record (or what the writer makes one of).

@@ -55,7 +55,9 @@ impl Tool for HttpRaw {
     }
 
     fn call(&self, input: RawInput, _cx: &Context) -> Result<Output, ToolError> {
-        let all: Vec<Value> = (0..input.repeat.unwrap_or(1).max(1)).map(|_| send(&input)).collect();
+        let all: Vec<Value> = (0..input.repeat.unwrap_or(1).max(1))
+            .map(|_| send(&input))
+            .collect();
         let mut report = all.last().cloned().unwrap_or(Value::Null);
         if all.len() > 1 {
             report["all"] = Value::from(all);
@@ -183,7 +185,12 @@ fn stream_error(e: StreamError) -> String {
         StreamError::LastOperationFailed(err) => match http_error_code(&err) {
             Some(c) => code(&c),
             // Body errors other than error codes: their first line says it.
-            None => err.to_debug_string().lines().next().unwrap_or("").to_string(),
+            None => err
+                .to_debug_string()
+                .lines()
+                .next()
+                .unwrap_or("")
+                .to_string(),
         },
     }
 }
@@ -191,5 +198,7 @@ fn stream_error(e: StreamError) -> String {
 /// The error code's name and payload, e.g. `HttpRequestDenied`.
 fn code(e: &ErrorCode) -> String {
     let text = format!("{e:?}");
-    text.strip_prefix("ErrorCode::").unwrap_or(&text).to_string()
+    text.strip_prefix("ErrorCode::")
+        .unwrap_or(&text)
+        .to_string()
 }

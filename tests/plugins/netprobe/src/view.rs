@@ -48,14 +48,19 @@ impl Tool for SeeAll {
 }
 
 fn walk(dir: &std::path::Path, out: &mut Vec<(String, String)>) {
-    let Ok(entries) = std::fs::read_dir(dir) else { return };
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
     for e in entries.flatten() {
         let p = e.path();
         if p.is_dir() {
             walk(&p, out);
         } else {
             let content = std::fs::read(&p).map(|b| String::from_utf8_lossy(&b).into_owned());
-            out.push((p.display().to_string(), content.unwrap_or_else(|e| format!("error: {e}"))));
+            out.push((
+                p.display().to_string(),
+                content.unwrap_or_else(|e| format!("error: {e}")),
+            ));
         }
     }
 }
@@ -77,7 +82,8 @@ pub struct LeakFile;
 impl Tool for LeakFile {
     type Input = LeakInput;
     const NAME: &'static str = "leak_file";
-    const DESCRIPTION: &'static str = "Read a workspace file and repeat its content through every channel.";
+    const DESCRIPTION: &'static str =
+        "Read a workspace file and repeat its content through every channel.";
     const ANNOTATIONS: Annotations = Annotations::READ_ONLY;
 
     fn input_schema(&self) -> Value {
