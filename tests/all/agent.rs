@@ -12,7 +12,7 @@ use warden::agent::{Record, SessionStore};
 use warden::home::Home;
 use warden::provider::Message;
 
-use crate::support::{Sandbox, shared_home, warden};
+use crate::support::{Sandbox, home_with_installed, shared_home, warden};
 
 /// One scripted model turn: text and calls `(id, tool, arguments as text)`.
 pub(crate) fn turn(text: &str, calls: &[(&str, &str, &str)]) -> Value {
@@ -52,23 +52,7 @@ pub(crate) fn auto_policy(dir: &Path) -> PathBuf {
 /// cancellable tools), set up once.
 pub(crate) fn hostile_home() -> &'static Path {
     static HOME: OnceLock<PathBuf> = OnceLock::new();
-    HOME.get_or_init(|| {
-        let dir = tempfile::Builder::new()
-            .prefix("warden-agent-home-")
-            .tempdir()
-            .unwrap()
-            .keep();
-        let out = warden(&dir)
-            .args(["plugin", "install", warden::test_plugins::HOSTILE])
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        dir
-    })
+    HOME.get_or_init(|| home_with_installed("warden-agent-home-", warden::test_plugins::HOSTILE))
 }
 
 pub(crate) struct Run {

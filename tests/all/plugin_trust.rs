@@ -295,3 +295,34 @@ fn an_upgrade_that_grows_is_confirmed_on_the_terminal() {
     assert_eq!(ev.len(), 2, "a declined upgrade is not installed: {ev:?}");
     assert_eq!(ev[1]["confirmed_by"], "user");
 }
+
+#[test]
+fn a_plugin_missing_from_the_lockfile_is_refused() {
+    let home = fresh_home();
+    let (code, _, err) = cli(home.path(), &["plugin", "install", ECHO]);
+    assert_eq!(code, Some(0), "{err}");
+    // An entry someone removed: the component itself is unchanged.
+    std::fs::write(home.path().join("plugins.lock"), "").unwrap();
+    let sb = Sandbox::new();
+    let ws = sb.ws().display().to_string();
+    let args = [
+        "tool",
+        "call",
+        "echo",
+        "-w",
+        &ws,
+        "--input",
+        r#"{"text":"x"}"#,
+    ];
+    let (code, out, err) = cli(home.path(), &args);
+    assert_eq!(code, Some(5), "{out}{err}");
+    assert!(
+        err.contains("plugin echo is not approved: the lockfile has no entry for it"),
+        "{err}"
+    );
+    let (code, _, err) = cli(home.path(), &["plugin", "approve", "echo", "--yes"]);
+    assert_eq!(code, Some(0), "{err}");
+    let (code, out, err) = cli(home.path(), &args);
+    assert_eq!(code, Some(0), "approved again, it runs: {err}");
+    assert!(out.contains('x'), "{out}");
+}

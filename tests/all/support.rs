@@ -40,6 +40,26 @@ pub fn fresh_home() -> tempfile::TempDir {
     dir
 }
 
+/// A data directory that lives for the whole test run, with `component`
+/// installed by the real binary (callers keep it in a `OnceLock`).
+pub fn home_with_installed(prefix: &str, component: &str) -> PathBuf {
+    let dir = tempfile::Builder::new()
+        .prefix(prefix)
+        .tempdir()
+        .unwrap()
+        .keep();
+    let out = warden(&dir)
+        .args(["plugin", "install", component])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    dir
+}
+
 /// A data directory with a copy of [`shared_home`]'s compile cache, for a
 /// test that damages cache entries: the shared ones are mapped into memory
 /// by other tests running at the same time, and writing over them in place

@@ -1,13 +1,11 @@
 //! Turning a finished call into its audit record.
 
-use sha2::{Digest, Sha256};
-
 use super::log::{AuditError, AuditLog};
 use super::record::{AuditEvent, CallAudit, ExercisedAudit, redact};
 use crate::approval::Approval;
 use crate::pipeline::CallResult;
 use crate::protocol::{ToolOutcome, ToolOutput};
-use crate::runtime::CallReport;
+use crate::runtime::{CallReport, sha256_hex};
 
 impl CallAudit {
     /// The record of `result`, whose input was `input` (as received).
@@ -31,7 +29,7 @@ impl CallAudit {
             session_id: session_id.map(str::to_string),
             tool: result.tool.clone(),
             plugin: result.plugin.clone(),
-            args_sha256: hex::encode(Sha256::digest(input.as_bytes())),
+            args_sha256: sha256_hex(input.as_bytes()),
             arguments: redact(&arguments, known_secrets),
             decision: result.decision.as_ref().map(json),
             approved_by: result.approval.as_ref().map(|a| match a {

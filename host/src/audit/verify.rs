@@ -1,6 +1,6 @@
 //! Checking the chain of an audit log.
 
-use sha2::{Digest, Sha256};
+use crate::runtime::sha256_hex;
 
 use super::record::{AuditRecord, GENESIS};
 
@@ -73,7 +73,7 @@ pub fn verify(text: &[u8]) -> Verification {
                 });
                 break;
             }
-            prev_hash = hex::encode(Sha256::digest(line));
+            prev_hash = sha256_hex(line);
             expected_seq += 1;
             valid += 1;
         }

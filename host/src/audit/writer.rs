@@ -6,7 +6,7 @@ use std::fs::File;
 use std::io::{Read, Seek, SeekFrom, Write};
 use std::time::SystemTime;
 
-use sha2::{Digest, Sha256};
+use crate::runtime::sha256_hex;
 
 use super::call::Queued;
 use super::record::{AuditRecord, GENESIS};
@@ -56,7 +56,7 @@ fn append_locked(file: &mut File, cached: &mut Option<Head>, batch: Batch) -> Re
         };
         let start = buf.len();
         serde_json::to_writer(&mut buf, &record).map_err(|e| e.to_string())?;
-        head.hash = hex::encode(Sha256::digest(&buf[start..]));
+        head.hash = sha256_hex(&buf[start..]);
         head.seq = record.seq;
         buf.push(b'\n');
     }
@@ -115,7 +115,7 @@ fn read_head(file: &mut File, len: u64) -> Result<Head, String> {
         return Ok(Head {
             len: start + complete as u64,
             seq: record.seq,
-            hash: hex::encode(Sha256::digest(line)),
+            hash: sha256_hex(line),
         });
     }
 }

@@ -35,7 +35,7 @@ const CANCEL_POLL: Duration = Duration::from_millis(10);
 pub struct DeadlineIo<'a> {
     pub table: &'a mut ResourceTable,
     pub deadline: Instant,
-    pub cancel: CancelToken,
+    pub cancel: &'a CancelToken,
 }
 
 /// [`HasData`] marker for linking [`DeadlineIo`].
@@ -77,7 +77,7 @@ impl DeadlineIo<'_> {
         f: impl AsyncFnOnce(&mut ResourceTable) -> StreamResult<T>,
     ) -> StreamResult<T> {
         let until = self.until();
-        let (table, cancel) = (&mut *self.table, &self.cancel);
+        let (table, cancel) = (&mut *self.table, self.cancel);
         in_tokio(async move {
             bounded(f(table), until, cancel)
                 .await
@@ -90,7 +90,7 @@ impl DeadlineIo<'_> {
         f: impl AsyncFnOnce(&mut ResourceTable) -> wasmtime::Result<T>,
     ) -> wasmtime::Result<T> {
         let until = self.until();
-        let (table, cancel) = (&mut *self.table, &self.cancel);
+        let (table, cancel) = (&mut *self.table, self.cancel);
         in_tokio(async move {
             bounded(f(table), until, cancel)
                 .await

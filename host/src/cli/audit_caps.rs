@@ -122,16 +122,13 @@ fn judge(t: &mut ToolCaps) {
 }
 
 /// A request the egress layer recorded, as the rule that allows exactly its
-/// destination: `scheme://host:port` (an IPv6 host in brackets).
+/// destination: `scheme://host:port` (the recorded host already has an IPv6
+/// address in brackets).
 fn destination(n: &serde_json::Value) -> Option<String> {
     let scheme = n["scheme"].as_str()?;
     let host = n["host"].as_str()?;
     let port = n["port"].as_u64()?;
-    Some(if host.contains(':') {
-        format!("{scheme}://[{host}]:{port}")
-    } else {
-        format!("{scheme}://{host}:{port}")
-    })
+    Some(format!("{scheme}://{host}:{port}"))
 }
 
 /// The `[grants.tool.*]` tables the calls seen needed, as policy TOML.
@@ -264,7 +261,7 @@ mod tests {
                 net.clone(),
                 json!({"network": [
                     {"scheme": "https", "host": "api.example.com", "port": 443, "bytes_out": 10},
-                    {"scheme": "http", "host": "::1", "port": 8080, "bytes_out": 0},
+                    {"scheme": "http", "host": "[::1]", "port": 8080, "bytes_out": 0},
                 ]}),
             ),
             call("idle", net, json!({})),

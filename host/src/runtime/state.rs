@@ -168,7 +168,7 @@ impl CallState {
         DeadlineIo {
             table: &mut self.table,
             deadline: self.deadline,
-            cancel: self.cancel.clone(),
+            cancel: &self.cancel,
         }
     }
 

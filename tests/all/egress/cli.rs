@@ -15,23 +15,7 @@ const SECRET: &str = "cli-s3cr3t-9876543210";
 
 fn home() -> &'static Path {
     static HOME: OnceLock<std::path::PathBuf> = OnceLock::new();
-    HOME.get_or_init(|| {
-        let dir = tempfile::Builder::new()
-            .prefix("warden-egress-home-")
-            .tempdir()
-            .unwrap()
-            .keep();
-        let out = warden(&dir)
-            .args(["plugin", "install", warden::test_plugins::NETPROBE])
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        dir
-    })
+    HOME.get_or_init(|| home_with_installed("warden-egress-home-", warden::test_plugins::NETPROBE))
 }
 
 fn echo_auth(req: &Seen, out: &mut dyn std::io::Write) {

@@ -202,13 +202,9 @@ impl StreamRedactor {
         let mut i = 0;
         'scan: while i < buf.len() {
             let rest = &buf[i..];
-            for (needle, mark) in &self.needles {
-                if rest.starts_with(needle) {
-                    out.extend_from_slice(mark);
-                    i += needle.len();
-                    continue 'scan;
-                }
-            }
+            // Held back first: a value still arriving here may be longer
+            // than one that already matches (`ab` and `abcd`), and matching
+            // the shorter would let the rest of the longer one through.
             if self
                 .needles
                 .iter()
@@ -216,6 +212,14 @@ impl StreamRedactor {
             {
                 self.carry = rest.to_vec();
                 break;
+            }
+            // Longest first, as the redactor orders them.
+            for (needle, mark) in &self.needles {
+                if rest.starts_with(needle) {
+                    out.extend_from_slice(mark);
+                    i += needle.len();
+                    continue 'scan;
+                }
             }
             out.push(buf[i]);
             i += 1;
@@ -260,6 +264,37 @@ mod tests {
             assert_eq!(
                 String::from_utf8(out).unwrap(),
                 "xx [REDACTED:k] yy [REDACTED:k] abcdefg zz abcdefgh1",
+                "split {split}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_value_that_starts_another_never_cuts_the_longer_one() {
+        let credential = |name: &str, value: &str| {
+            LoadedCredential {
+            handle: toml::from_str(&format!(
+                "name = \"{name}\"\naudience = \"https://a.test\"\nheader = \"x-key\"\nenv = \"A\"\n"
+            ))
+            .unwrap(),
+            value: Ok(Secret::for_test(value)),
+        }
+        };
+        let r = Redactor::new(&[
+            credential("short", "tok-1234"),
+            credential("long", "tok-1234-5678-90"),
+        ]);
+        let input = b"a tok-1234-5678-90 b tok-1234 c tok-1234-5 d";
+        for split in 1..input.len() {
+            let mut s = StreamRedactor::new(r.clone());
+            let mut out = Vec::new();
+            for chunk in input.chunks(split) {
+                out.extend_from_slice(&s.push(chunk));
+            }
+            out.extend_from_slice(&s.flush());
+            assert_eq!(
+                String::from_utf8(out).unwrap(),
+                "a [REDACTED:long] b [REDACTED:short] c [REDACTED:short]-5 d",
                 "split {split}"
             );
         }

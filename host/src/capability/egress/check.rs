@@ -287,6 +287,12 @@ mod tests {
             reason(&g, &req("GET", "https://api.example.com:8443/", &[])),
             DenialReason::NoRule
         );
+        assert_eq!(
+            reason(&g, &req("GET", "ftp://api.example.com/", &[])),
+            DenialReason::Scheme {
+                scheme: "ftp".into()
+            }
+        );
         let (dest, r) =
             check_request(&g, &req("GET", "https://user:pw@api.example.com/", &[])).unwrap_err();
         assert_eq!(

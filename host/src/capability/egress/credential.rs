@@ -208,14 +208,6 @@ impl CredentialHandle {
         }
         Ok(Secret(value.to_string()))
     }
-
-    /// Where it is read from, for messages.
-    pub fn source_label(&self) -> String {
-        match &self.source {
-            CredentialSource::Env(v) => format!("env {v}"),
-            CredentialSource::File(p) => format!("file {}", p.display()),
-        }
-    }
 }
 
 /// Replaces every credential value in text with `[REDACTED:name]`.
@@ -242,11 +234,6 @@ impl Redactor {
 
     pub fn is_empty(&self) -> bool {
         self.secrets.is_empty()
-    }
-
-    /// The longest value, in bytes (0 with none).
-    pub fn longest(&self) -> usize {
-        self.secrets.first().map_or(0, |(v, _)| v.0.len())
     }
 
     /// `text` with every value replaced.

@@ -144,4 +144,33 @@ mod tests {
         let (g, _) = NetworkGrant::intersect(&[], &rules(&["https://*"]), &[]);
         assert!(g.is_none());
     }
+
+    #[test]
+    fn a_credential_rides_only_inside_the_grant() {
+        let handle = |name: &str, audience: &str| -> CredentialHandle {
+            toml::from_str(&format!(
+                "name = \"{name}\"\naudience = \"{audience}\"\nheader = \"x-key\"\nenv = \"K\"\n"
+            ))
+            .unwrap()
+        };
+        let (g, cuts) = NetworkGrant::intersect(
+            &pats(&["https://*"]),
+            &rules(&["https://api.example.com"]),
+            &[
+                handle("inside", "https://api.example.com"),
+                handle("outside", "https://other.example.com"),
+            ],
+        );
+        let g = g.unwrap();
+        let names: Vec<&str> = g.credentials.iter().map(|c| c.name.as_str()).collect();
+        assert_eq!(names, ["inside"]);
+        assert_eq!(cuts.len(), 1, "{cuts:?}");
+        assert!(
+            cuts[0]
+                .declared
+                .starts_with("credential: outside for https://other.example.com"),
+            "{cuts:?}"
+        );
+        assert!(cuts[0].granted.contains("not injected"), "{cuts:?}");
+    }
 }
