@@ -80,13 +80,19 @@ impl LoadedPlugin {
     /// Run `req` in a fresh instance and report how it ended; requests go
     /// out with the system resolver and TLS roots.
     pub fn call(&self, req: CallRequest<'_>) -> CallReport {
-        self.call_with(req, &EgressEnv::system())
+        self.call_in(req, EgressEnv::system)
     }
 
     /// [`LoadedPlugin::call`] with egress resolving and trusting as `env`
     /// says (a library caller's test resolver or CA; nothing a policy or
     /// the CLI can set).
     pub fn call_with(&self, req: CallRequest<'_>, env: &EgressEnv) -> CallReport {
+        self.call_in(req, || env.clone())
+    }
+
+    /// The call itself. `env` is asked for only when the grant has network
+    /// access, so a call without it never sets up TLS roots.
+    fn call_in(&self, req: CallRequest<'_>, env: impl FnOnce() -> EgressEnv) -> CallReport {
         let started = Instant::now();
         let mut limits = req.limits.clone();
         limits.memory_bytes = limits.memory_bytes.min(MAX_MEMORY_BYTES);
@@ -133,7 +139,7 @@ impl LoadedPlugin {
                     let deadline = state.deadline();
                     state.set_egress(std::sync::Arc::new(EgressCall::new(
                         net,
-                        env.clone(),
+                        env(),
                         EgressLimits::from_limits(&limits),
                         deadline,
                         req.cancel.clone(),
