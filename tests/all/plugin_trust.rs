@@ -326,3 +326,48 @@ fn a_plugin_missing_from_the_lockfile_is_refused() {
     assert_eq!(code, Some(0), "approved again, it runs: {err}");
     assert!(out.contains('x'), "{out}");
 }
+
+#[test]
+fn an_installation_record_the_lockfile_does_not_approve_is_refused() {
+    let home = fresh_home();
+    let (code, _, err) = cli(home.path(), &["plugin", "install", ECHO]);
+    assert_eq!(code, Some(0), "{err}");
+    // The record claims other bytes than the lockfile approved; the
+    // component and the lockfile are untouched.
+    let record_path = home.path().join("plugins/echo/plugin.json");
+    let mut record: Value = serde_json::from_slice(&std::fs::read(&record_path).unwrap()).unwrap();
+    record["sha256"] = Value::String("0".repeat(64));
+    std::fs::write(&record_path, serde_json::to_vec(&record).unwrap()).unwrap();
+    let sb = Sandbox::new();
+    let ws = sb.ws().display().to_string();
+    let args = [
+        "tool",
+        "call",
+        "echo",
+        "-w",
+        &ws,
+        "--input",
+        r#"{"text":"x"}"#,
+    ];
+    let (code, out, err) = cli(home.path(), &args);
+    assert_eq!(code, Some(5), "{out}{err}");
+    assert!(
+        err.contains("plugin echo: its installation record does not match the lockfile"),
+        "{err}"
+    );
+    let (code, out, _) = cli(home.path(), &["plugin", "list", "--json"]);
+    assert_eq!(code, Some(0));
+    let listed: Value = serde_json::from_str(&out).unwrap();
+    let echo = listed["plugins"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["name"] == "echo")
+        .unwrap();
+    assert!(
+        echo["refused"]
+            .as_str()
+            .is_some_and(|r| r.contains("installation record")),
+        "{echo}"
+    );
+}

@@ -98,7 +98,7 @@ pub fn offered_tools(catalog: &Catalog, policy: &Policy) -> Vec<ToolDef> {
     let empty = serde_json::json!({});
     catalog
         .tools()
-        .filter(|(entry, _)| entry.refused.is_none())
+        .filter(|(entry, _)| entry.refused().is_none())
         .filter(|(entry, spec)| {
             let d = policy.decide(&CallFacts {
                 tool: spec.name.as_str(),

@@ -21,7 +21,7 @@ pub fn list(json: bool) -> Exit {
                     "builtin": p.is_builtin(),
                     "sha256": p.sha256,
                     "tools": p.meta.tools.iter().map(|t| t.name.as_str()).collect::<Vec<_>>(),
-                    "refused": p.refused,
+                    "refused": p.refused(),
                 })
             })
             .collect();
@@ -33,7 +33,7 @@ pub fn list(json: bool) -> Exit {
         "PLUGIN", "VERSION", "SOURCE"
     );
     for p in catalog.plugins() {
-        let source = match (p.is_builtin(), &p.refused) {
+        let source = match (p.is_builtin(), p.refused()) {
             (true, _) => "built-in",
             (false, None) => "installed",
             (false, Some(_)) => "REFUSED",
@@ -47,7 +47,7 @@ pub fn list(json: bool) -> Exit {
         );
     }
     for p in catalog.plugins() {
-        if let Some(why) = &p.refused {
+        if let Some(why) = p.refused() {
             eprintln!("warden: {why}");
         }
     }

@@ -33,7 +33,7 @@ pub fn list(json: bool) -> Exit {
                     "input_schema": t.input_schema,
                 });
                 // Only a plugin whose bytes are not the approved ones says why.
-                if let Some(why) = &p.refused {
+                if let Some(why) = p.refused() {
                     tool["refused"] = json!(why);
                 }
                 tool
@@ -58,7 +58,7 @@ pub fn list(json: bool) -> Exit {
             let net: Vec<String> = caps.network.iter().map(ToString::to_string).collect();
             cap.push_str(&format!(" net:{}", net.join(",")));
         }
-        let desc = match &p.refused {
+        let desc = match p.refused() {
             Some(_) => "REFUSED: its component is not the approved one (see `warden plugin list`)",
             None => t.description.lines().next().unwrap_or(""),
         };

@@ -7,7 +7,7 @@
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 
 use super::inspect::Inspection;
 use super::lockfile::{LOCKFILE, Lockfile};
@@ -33,14 +33,57 @@ pub struct PluginEntry {
     pub sha256: String,
     pub size: u64,
     pub source: PluginSource,
-    /// Why an installed plugin may not run (its bytes changed since they
-    /// were approved, or it was never approved); `None` when it may.
-    pub refused: Option<String>,
+    approval: Approval,
+}
+
+/// Whether an installed plugin may run. What the lockfile and the
+/// installation record say is decided when the catalog opens; whether the
+/// component on disk still hashes to the approved sha256 is decided the
+/// first time anyone asks, so a call pays for hashing only its own plugin.
+#[derive(Debug, Clone)]
+enum Approval {
+    Decided(Option<String>),
+    OnDisk {
+        approved: String,
+        path: PathBuf,
+        refused: OnceLock<Option<String>>,
+    },
 }
 
 impl PluginEntry {
+    /// A plugin installed just now, from bytes already checked.
+    pub(super) fn just_installed(
+        meta: PluginMeta,
+        sha256: String,
+        size: u64,
+        path: PathBuf,
+    ) -> Self {
+        PluginEntry {
+            meta,
+            sha256,
+            size,
+            source: PluginSource::Installed(path),
+            approval: Approval::Decided(None),
+        }
+    }
+
     pub fn name(&self) -> &str {
         &self.meta.manifest.name
+    }
+
+    /// Why this plugin may not run (it was never approved, or its bytes
+    /// changed since they were); `None` when it may.
+    pub fn refused(&self) -> Option<&str> {
+        match &self.approval {
+            Approval::Decided(refused) => refused.as_deref(),
+            Approval::OnDisk {
+                approved,
+                path,
+                refused,
+            } => refused
+                .get_or_init(|| super::install::changed_on_disk(self.name(), path, approved))
+                .as_deref(),
+        }
     }
 
     pub fn is_builtin(&self) -> bool {
@@ -97,16 +140,23 @@ impl Catalog {
         for installed in registry.list() {
             let name = installed.meta.manifest.name.clone();
             let path = registry.component_path(&name);
-            let refused = match &lock {
-                Ok(lock) => super::install::refusal(lock, &installed, &path),
-                Err(e) => Some(e.to_string()),
+            let approval = match &lock {
+                Ok(lock) => match super::install::approved_sha256(lock, &installed) {
+                    Ok(approved) => Approval::OnDisk {
+                        approved,
+                        path: path.clone(),
+                        refused: OnceLock::new(),
+                    },
+                    Err(why) => Approval::Decided(Some(why)),
+                },
+                Err(e) => Approval::Decided(Some(e.to_string())),
             };
             entries.push(PluginEntry {
                 meta: installed.meta,
                 sha256: installed.sha256,
                 size: installed.size,
                 source: PluginSource::Installed(path),
-                refused,
+                approval,
             });
         }
         Ok(Catalog {
@@ -163,8 +213,8 @@ impl Catalog {
     }
 
     fn load_uncached(&self, entry: &PluginEntry) -> Result<Arc<LoadedPlugin>, CatalogError> {
-        if let Some(why) = &entry.refused {
-            return Err(CatalogError::NotApproved(why.clone()));
+        if let Some(why) = entry.refused() {
+            return Err(CatalogError::NotApproved(why.to_string()));
         }
         let name = entry.name().to_string();
         match &entry.source {
@@ -208,13 +258,14 @@ impl Catalog {
     /// on disk, which are what approving it would trust.
     pub fn inspect(&self, name_or_path: &str) -> Result<Inspection, CatalogError> {
         if let Some(e) = self.entries.iter().find(|e| e.name() == name_or_path) {
-            let mut ins = match (&e.refused, &e.source) {
+            let refused = e.refused();
+            let mut ins = match (refused, &e.source) {
                 (Some(_), PluginSource::Installed(path)) => self.inspect_file(path)?,
                 (None, _) | (Some(_), PluginSource::Builtin(_)) => {
                     Inspection::new(&e.meta, &e.sha256, e.size)
                 }
             };
-            ins.refused.clone_from(&e.refused);
+            ins.refused = refused.map(str::to_string);
             return Ok(ins);
         }
         let path = Path::new(name_or_path);
@@ -250,6 +301,6 @@ fn builtin_entry(runtime: &Runtime, b: &BuiltinPlugin) -> Result<PluginEntry, Ca
         sha256: b.sha256.to_string(),
         size: b.wasm.len() as u64,
         source: PluginSource::Builtin(b.wasm),
-        refused: None,
+        approval: Approval::Decided(None),
     })
 }

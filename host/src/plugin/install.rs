@@ -6,7 +6,7 @@
 use std::path::Path;
 
 use super::BUILTIN;
-use super::catalog::{Catalog, CatalogError, PluginEntry, PluginSource};
+use super::catalog::{Catalog, CatalogError, PluginEntry};
 use super::diff::{CapChange, diff};
 use super::lockfile::{Locked, Lockfile};
 use super::registry::{InstallError, InstallReport, InstalledPlugin};
@@ -122,13 +122,12 @@ impl Catalog {
             );
         })?;
         self.entries.retain(|e| e.name() != name);
-        self.entries.push(PluginEntry {
-            meta: record.meta.clone(),
-            sha256: record.sha256.clone(),
-            size: record.size,
-            source: PluginSource::Installed(self.registry.component_path(&name)),
-            refused: None,
-        });
+        self.entries.push(PluginEntry::just_installed(
+            record.meta.clone(),
+            record.sha256.clone(),
+            record.size,
+            self.registry.component_path(&name),
+        ));
         Ok(InstallReport {
             installed: record,
             replaced: c.previous.map(|p| p.meta.manifest.version),
@@ -149,36 +148,43 @@ impl Catalog {
     }
 }
 
-/// Why installed plugin `installed`, whose component is at `path`, may not
-/// run under `lock`; `None` when its bytes are the approved ones.
-pub(super) fn refusal(lock: &Lockfile, installed: &InstalledPlugin, path: &Path) -> Option<String> {
+/// The sha256 the lockfile approves for `installed`, or why it may not run:
+/// the lockfile has no entry for it, or its installation record names other
+/// bytes than the lockfile does. Reads nothing from disk.
+pub(super) fn approved_sha256(
+    lock: &Lockfile,
+    installed: &InstalledPlugin,
+) -> Result<String, String> {
     let name = &installed.meta.manifest.name;
     let Some(locked) = lock.plugins.get(name) else {
-        return Some(format!(
+        return Err(format!(
             "plugin {name} is not approved: the lockfile has no entry for it; check it with \
              `warden plugin inspect {name}`, then approve it with `warden plugin approve {name}` \
              (or install it again)"
         ));
     };
-    let on_disk = match std::fs::read(path) {
-        Ok(wasm) => sha256_hex(&wasm),
-        Err(e) => {
-            return Some(format!(
-                "plugin {name}: cannot read {}: {e}",
-                path.display()
-            ));
-        }
-    };
-    if on_disk != locked.sha256 {
-        return Some(changed_message(name, &on_disk, &locked.sha256));
-    }
     if installed.sha256 != locked.sha256 {
-        return Some(format!(
+        return Err(format!(
             "plugin {name}: its installation record does not match the lockfile; approve it \
              again with `warden plugin approve {name}` (or install it again)"
         ));
     }
-    None
+    Ok(locked.sha256.clone())
+}
+
+/// Why plugin `name`, whose component is at `path`, may not run: its bytes
+/// cannot be read or no longer hash to `approved`.
+pub(super) fn changed_on_disk(name: &str, path: &Path, approved: &str) -> Option<String> {
+    match std::fs::read(path) {
+        Ok(wasm) => {
+            let on_disk = sha256_hex(&wasm);
+            (on_disk != approved).then(|| changed_message(name, &on_disk, approved))
+        }
+        Err(e) => Some(format!(
+            "plugin {name}: cannot read {}: {e}",
+            path.display()
+        )),
+    }
 }
 
 /// The refusal of a component whose bytes hash to `on_disk`, not `approved`.
