@@ -6,7 +6,8 @@
 //!   with its sync at the turn boundary), plus the final answer; reported
 //!   per run, divide by 21 for one turn.
 //! - `reads_1` and `reads_8`: one turn with one `read_file` call, and one
-//!   turn with eight, then the answer (default parallelism, 4).
+//!   turn with eight, then the answer (default parallelism, 4); then their
+//!   ratio from runs made side by side (printed, not a criterion result).
 //!
 //! The model is a recording played back in process, so no model time counts.
 
@@ -117,6 +118,7 @@ fn bench(c: &mut Criterion) {
     recording(&overhead, &turns);
     c.bench_function("turn_overhead_21_turns", |bn| bn.iter(|| b.run(&overhead)));
 
+    let mut reads = Vec::new();
     for n in [1usize, 8] {
         let path = scripts.path().join(format!("reads{n}.jsonl"));
         let calls = (0..n)
@@ -131,7 +133,44 @@ fn bench(c: &mut Criterion) {
         recording(&path, &[calls]);
         b.run(&path); // warm the compiled component
         c.bench_function(&format!("reads_{n}"), |bn| bn.iter(|| b.run(&path)));
+        reads.push(path);
     }
+    paired_ratio(&b, &reads[0], &reads[1]);
+}
+
+/// Pairs of runs for the parallel-reads ratio.
+const PAIRS: usize = 300;
+
+/// `reads_8 / reads_1` from runs made side by side. Absolute times on a
+/// shared VM drift between criterion's groups, which run seconds apart, and
+/// the ratio of two medians inherits that drift; within a pair it cancels.
+/// Prints the median ratio and its interquartile range.
+fn paired_ratio(b: &Bench, one: &Path, eight: &Path) {
+    let time = |path: &Path| {
+        let start = std::time::Instant::now();
+        b.run(path);
+        start.elapsed().as_secs_f64()
+    };
+    // Alternate which run goes first, so neither always finds the caches warm.
+    let mut ratios: Vec<f64> = (0..PAIRS)
+        .map(|i| {
+            if i % 2 == 0 {
+                let t8 = time(eight);
+                t8 / time(one)
+            } else {
+                let t1 = time(one);
+                time(eight) / t1
+            }
+        })
+        .collect();
+    ratios.sort_by(f64::total_cmp);
+    let at = |q: f64| ratios[((PAIRS - 1) as f64 * q).round() as usize];
+    println!(
+        "reads_8 / reads_1, {PAIRS} side-by-side pairs: median {:.2}x (interquartile {:.2}x to {:.2}x)",
+        at(0.5),
+        at(0.25),
+        at(0.75)
+    );
 }
 
 criterion_group! {
