@@ -12,6 +12,14 @@ const ECHO: &str = warden::test_plugins::ECHO;
 const ECHO_NEXT: &str = warden::test_plugins::ECHO_NEXT;
 const HOSTILE: &str = warden::test_plugins::HOSTILE;
 
+/// `warden tool call echo` with input `x`, in a fresh workspace.
+fn call_echo(home: &Path) -> (Option<i32>, String, String) {
+    let sb = Sandbox::new();
+    let ws = sb.ws().display().to_string();
+    let input = r#"{"text":"x"}"#;
+    cli(home, &["tool", "call", "echo", "-w", &ws, "--input", input])
+}
+
 fn events(home: &Path) -> Vec<Value> {
     let (code, out, err) = cli(home, &["audit", "show", "--json"]);
     assert_eq!(code, Some(0), "{err}");
@@ -174,21 +182,7 @@ fn the_lockfile_refuses_changed_bytes_until_approved_and_leaves_builtins_alone()
     std::fs::copy(ECHO_NEXT, &stored).unwrap();
     let sb = Sandbox::new();
     let ws = sb.ws().display().to_string();
-    let call = |home: &Path| {
-        cli(
-            home,
-            &[
-                "tool",
-                "call",
-                "echo",
-                "-w",
-                &ws,
-                "--input",
-                r#"{"text":"x"}"#,
-            ],
-        )
-    };
-    let (code, _, err) = call(home.path());
+    let (code, _, err) = call_echo(home.path());
     assert_eq!(code, Some(5), "{err}");
     assert!(
         err.contains("changed on disk since it was approved")
@@ -228,7 +222,7 @@ fn the_lockfile_refuses_changed_bytes_until_approved_and_leaves_builtins_alone()
     let (code, out, err) = cli(home.path(), &["plugin", "approve", "echo", "--yes"]);
     assert_eq!(code, Some(0), "{err}");
     assert!(out.starts_with("approved echo 0.2.0\n"), "{out}");
-    let (code, out, err) = call(home.path());
+    let (code, out, err) = call_echo(home.path());
     assert_eq!((code, out.as_str()), (Some(0), "x\n"), "{err}");
     let ev = events(home.path());
     let last = ev
@@ -240,7 +234,7 @@ fn the_lockfile_refuses_changed_bytes_until_approved_and_leaves_builtins_alone()
 
     // An unreadable lockfile refuses every installed plugin, not built-ins.
     std::fs::write(home.path().join("plugins.lock"), "plugins = 7\n").unwrap();
-    let (code, _, err) = call(home.path());
+    let (code, _, err) = call_echo(home.path());
     assert_eq!(code, Some(5), "{err}");
     assert!(err.contains("cannot read the plugin lockfile"), "{err}");
     let (code, _, err) = cli(
@@ -303,18 +297,7 @@ fn a_plugin_missing_from_the_lockfile_is_refused() {
     assert_eq!(code, Some(0), "{err}");
     // An entry someone removed: the component itself is unchanged.
     std::fs::write(home.path().join("plugins.lock"), "").unwrap();
-    let sb = Sandbox::new();
-    let ws = sb.ws().display().to_string();
-    let args = [
-        "tool",
-        "call",
-        "echo",
-        "-w",
-        &ws,
-        "--input",
-        r#"{"text":"x"}"#,
-    ];
-    let (code, out, err) = cli(home.path(), &args);
+    let (code, out, err) = call_echo(home.path());
     assert_eq!(code, Some(5), "{out}{err}");
     assert!(
         err.contains("plugin echo is not approved: the lockfile has no entry for it"),
@@ -322,7 +305,7 @@ fn a_plugin_missing_from_the_lockfile_is_refused() {
     );
     let (code, _, err) = cli(home.path(), &["plugin", "approve", "echo", "--yes"]);
     assert_eq!(code, Some(0), "{err}");
-    let (code, out, err) = cli(home.path(), &args);
+    let (code, out, err) = call_echo(home.path());
     assert_eq!(code, Some(0), "approved again, it runs: {err}");
     assert!(out.contains('x'), "{out}");
 }
@@ -338,18 +321,7 @@ fn an_installation_record_the_lockfile_does_not_approve_is_refused() {
     let mut record: Value = serde_json::from_slice(&std::fs::read(&record_path).unwrap()).unwrap();
     record["sha256"] = Value::String("0".repeat(64));
     std::fs::write(&record_path, serde_json::to_vec(&record).unwrap()).unwrap();
-    let sb = Sandbox::new();
-    let ws = sb.ws().display().to_string();
-    let args = [
-        "tool",
-        "call",
-        "echo",
-        "-w",
-        &ws,
-        "--input",
-        r#"{"text":"x"}"#,
-    ];
-    let (code, out, err) = cli(home.path(), &args);
+    let (code, out, err) = call_echo(home.path());
     assert_eq!(code, Some(5), "{out}{err}");
     assert!(
         err.contains("plugin echo: its installation record does not match the lockfile"),

@@ -60,6 +60,23 @@ pub fn home_with_installed(prefix: &str, component: &str) -> PathBuf {
     dir
 }
 
+/// The `tool_call` events `warden audit show --tool TOOL` prints for
+/// `home`, with the text shown (for assertion messages).
+pub fn audited_calls(home: &Path, tool: &str) -> (Vec<Value>, String) {
+    let out = warden(home)
+        .args(["audit", "show", "--tool", tool, "--json"])
+        .output()
+        .unwrap();
+    let shown = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(out.status.success(), "{shown}");
+    let calls = shown
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap()["event"].clone())
+        .filter(|e| e["type"] == "tool_call")
+        .collect();
+    (calls, shown)
+}
+
 /// A data directory with a copy of [`shared_home`]'s compile cache, for a
 /// test that damages cache entries: the shared ones are mapped into memory
 /// by other tests running at the same time, and writing over them in place

@@ -101,14 +101,6 @@ fn audit_copy(result: &CallResult) -> (CallResult, u64) {
         other => (other.clone(), 0),
     };
     let report = result.report.as_ref().map(|r| CallReport {
-        outcome: ToolOutcome::Cancelled,
-        logs: Vec::new(),
-        logs_dropped: 0,
-        progress: Vec::new(),
-        stdout: String::new(),
-        stdout_dropped: 0,
-        stderr: String::new(),
-        stderr_dropped: 0,
         boundary_denials: r.boundary_denials.clone(),
         boundary_denials_dropped: r.boundary_denials_dropped,
         network: r.network.clone(),
@@ -117,6 +109,7 @@ fn audit_copy(result: &CallResult) -> (CallResult, u64) {
         network_denials_dropped: r.network_denials_dropped,
         exercised: r.exercised.clone(),
         duration: r.duration,
+        ..CallReport::empty(ToolOutcome::Cancelled)
     });
     let copy = CallResult {
         call_id: result.call_id.clone(),

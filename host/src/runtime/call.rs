@@ -67,6 +67,30 @@ pub struct CallReport {
     pub duration: Duration,
 }
 
+impl CallReport {
+    /// A report of `outcome` with nothing logged, captured or used.
+    pub fn empty(outcome: ToolOutcome) -> CallReport {
+        CallReport {
+            outcome,
+            logs: Vec::new(),
+            logs_dropped: 0,
+            progress: Vec::new(),
+            stdout: String::new(),
+            stdout_dropped: 0,
+            stderr: String::new(),
+            stderr_dropped: 0,
+            boundary_denials: Vec::new(),
+            boundary_denials_dropped: 0,
+            network: Vec::new(),
+            network_dropped: 0,
+            network_denials: Vec::new(),
+            network_denials_dropped: 0,
+            exercised: Exercised::default(),
+            duration: Duration::ZERO,
+        }
+    }
+}
+
 mod duration_ms {
     pub fn serialize<S: serde::Serializer>(
         d: &std::time::Duration,
@@ -98,24 +122,7 @@ impl LoadedPlugin {
         limits.memory_bytes = limits.memory_bytes.min(MAX_MEMORY_BYTES);
         let stdout = CappedPipe::new(limits.stdio_bytes);
         let stderr = CappedPipe::new(limits.stdio_bytes);
-        let mut report = CallReport {
-            outcome: ToolOutcome::Cancelled,
-            logs: Vec::new(),
-            logs_dropped: 0,
-            progress: Vec::new(),
-            stdout: String::new(),
-            stdout_dropped: 0,
-            stderr: String::new(),
-            stderr_dropped: 0,
-            boundary_denials: Vec::new(),
-            boundary_denials_dropped: 0,
-            network: Vec::new(),
-            network_dropped: 0,
-            network_denials: Vec::new(),
-            network_denials_dropped: 0,
-            exercised: Exercised::default(),
-            duration: Duration::ZERO,
-        };
+        let mut report = CallReport::empty(ToolOutcome::Cancelled);
         let mut redactor = Redactor::default();
         if req.cancel.is_cancelled() {
             report.duration = started.elapsed();

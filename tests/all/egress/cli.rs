@@ -98,17 +98,7 @@ fn warden_tool_call_reaches_what_the_policy_names_and_no_more() {
     assert_eq!(server.requests().len(), 1);
     assert_eq!(server.requests()[0].body.len(), 1000);
 
-    let out = warden(home())
-        .args(["audit", "show", "--tool", "http_raw", "--json"])
-        .output()
-        .unwrap();
-    let shown = String::from_utf8_lossy(&out.stdout);
-    assert!(out.status.success(), "{shown}");
-    let calls: Vec<Value> = shown
-        .lines()
-        .map(|l| serde_json::from_str::<Value>(l).unwrap()["event"].clone())
-        .filter(|e| e["type"] == "tool_call")
-        .collect();
+    let (calls, shown) = audited_calls(home(), "http_raw");
     assert_eq!(calls.len(), 2, "{shown}");
     let sent = &calls[0]["exercised"];
     let body_len = "Bearer ".len() + SECRET.len();

@@ -70,17 +70,7 @@ fn warden_tool_call_fetches_and_the_audit_log_records_the_request() {
     );
     let body_len = "<html><body><h1>Hello</h1><p>Bearer </p></body></html>".len() + SECRET.len();
 
-    let out = warden(home.path())
-        .args(["audit", "show", "--tool", "http_fetch", "--json"])
-        .output()
-        .unwrap();
-    let shown = String::from_utf8_lossy(&out.stdout);
-    assert!(out.status.success(), "{shown}");
-    let calls: Vec<Value> = shown
-        .lines()
-        .map(|l| serde_json::from_str::<Value>(l).unwrap()["event"].clone())
-        .filter(|e| e["type"] == "tool_call")
-        .collect();
+    let (calls, shown) = audited_calls(home.path(), "http_fetch");
     assert_eq!(calls.len(), 1, "{shown}");
     let mut expected = use_of(port, "GET", "/hello", 200, 0, body_len);
     expected["credential"] = json!("svc");

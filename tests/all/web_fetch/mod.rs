@@ -14,6 +14,7 @@ mod refusals;
 use std::time::Duration;
 
 use serde_json::Value;
+use warden::approval::Approvals;
 use warden::capability::WriteMode;
 use warden::pipeline::{self, CallResult, Invocation, Stage};
 use warden::policy::Policy;
@@ -42,6 +43,11 @@ pub fn loopback_rule(port: u16) -> String {
 /// `http_fetch` with `input` under `policy`, through the full pipeline,
 /// with a deadline short enough that no test can hang.
 pub fn fetch(policy: &Policy, input: Value) -> CallResult {
+    fetch_approved(policy, input, None)
+}
+
+/// [`fetch`], with asks answered by `approvals` (none: asks are denied).
+pub fn fetch_approved(policy: &Policy, input: Value, approvals: Option<&Approvals>) -> CallResult {
     let sb = Sandbox::new();
     let input = input.to_string();
     let r = pipeline::run(
@@ -59,7 +65,7 @@ pub fn fetch(policy: &Policy, input: Value) -> CallResult {
             cancel: CancelToken::new(),
             progress: None,
             policy: Some(policy),
-            approval: None,
+            approval: approvals,
             rationale: None,
         },
     );

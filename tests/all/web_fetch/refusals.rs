@@ -174,28 +174,12 @@ impl Approver for AllowOnce {
 #[test]
 fn shipped_policies_reach_nothing_even_when_the_user_approves() {
     let server = Loopback::http(ok_with("must not be reached"));
-    let input = json!({"url": format!("http://127.0.0.1:{}/", server.port())}).to_string();
+    let input = json!({"url": format!("http://127.0.0.1:{}/", server.port())});
     let approvals = Approvals::new(Arc::new(AllowOnce));
-    let sb = Sandbox::new();
     let mut outcomes = Vec::new();
     for (name, text) in builtin_policies() {
         let policy = Policy::parse(text, name).unwrap();
-        let r = pipeline::run(
-            catalog(),
-            Invocation {
-                tool: "http_fetch",
-                input: &input,
-                workspace: &sb.ws(),
-                write: WriteMode::ReadOnly,
-                limits: Limits::default(),
-                limit_requests: Default::default(),
-                cancel: CancelToken::new(),
-                progress: None,
-                policy: Some(&policy),
-                approval: Some(&approvals),
-                rationale: None,
-            },
-        );
+        let r = fetch_approved(&policy, input.clone(), Some(&approvals));
         let ran = match &r.outcome {
             ToolOutcome::Denied { .. } => "denied",
             ToolOutcome::Error(e) if e.kind == ErrorKind::PermissionDenied => {
