@@ -129,13 +129,14 @@ fn read(wp: &WorkspacePath, start: usize, limit: usize) -> Result<Output, ToolEr
                 "{shown}: binary file ({size} bytes, invalid UTF-8 at line {line_no}); read_file only shows text"
             ))
         })?;
-        let numbered = format!("{line_no:>6}\t{text}\n");
-        if !out.is_empty() && out.len() + numbered.len() > MAX_OUTPUT {
+        let (text, cut) = text;
+        let numbered = numbered_len(line_no, text, cut);
+        if !out.is_empty() && out.len() + numbered > MAX_OUTPUT {
             cut_by_size = true;
             line_no -= 1;
             break;
         }
-        out.push_str(&numbered);
+        push_numbered(&mut out, line_no, text, cut);
         end = line_no;
     }
     let total = line_no
@@ -201,18 +202,63 @@ fn read_line_capped(reader: &mut impl BufRead, buf: &mut Vec<u8>, cap: usize) ->
     Ok(any)
 }
 
-/// The line as text, cut at [`MAX_LINE_CHARS`]; `None` if it is not UTF-8.
-/// A multi-byte character split by the byte cap counts as text.
-fn decode(line: &[u8]) -> Option<String> {
+/// The line as text, cut at [`MAX_LINE_CHARS`] (true when cut); `None` if
+/// it is not UTF-8. A multi-byte character split by the byte cap counts as
+/// text.
+fn decode(line: &[u8]) -> Option<(&str, bool)> {
     let text = match std::str::from_utf8(line) {
         Ok(t) => t,
         Err(e) if e.error_len().is_none() => std::str::from_utf8(&line[..e.valid_up_to()]).ok()?,
         Err(_) => return None,
     };
-    match text.char_indices().nth(MAX_LINE_CHARS) {
-        Some((cut, _)) => Some(format!("{}… [line truncated]", &text[..cut])),
-        None => Some(text.to_string()),
+    // A line of at most MAX_LINE_CHARS bytes has at most as many characters.
+    if text.len() <= MAX_LINE_CHARS {
+        return Some((text, false));
     }
+    match text.char_indices().nth(MAX_LINE_CHARS) {
+        Some((cut, _)) => Some((&text[..cut], true)),
+        None => Some((text, false)),
+    }
+}
+
+/// Shown after a line cut at [`MAX_LINE_CHARS`].
+const LINE_CUT: &str = "… [line truncated]";
+/// Width the line number is right-aligned to, as `cat -n` does.
+const NUMBER_WIDTH: usize = 6;
+
+/// Bytes [`push_numbered`] adds for this line.
+fn numbered_len(line_no: usize, text: &str, cut: bool) -> usize {
+    let digits = line_no.checked_ilog10().unwrap_or(0) as usize + 1;
+    digits.max(NUMBER_WIDTH) + 1 + text.len() + if cut { LINE_CUT.len() } else { 0 } + 1
+}
+
+/// Append `line_no` right-aligned, a tab, the text and a newline. Written
+/// by hand: this runs for every line shown, and `format!` costs an
+/// allocation and the formatting machinery each time.
+fn push_numbered(out: &mut String, line_no: usize, text: &str, cut: bool) {
+    let mut digits = [0u8; 20];
+    let mut at = digits.len();
+    let mut n = line_no;
+    loop {
+        at -= 1;
+        digits[at] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    let digits = &digits[at..];
+    for _ in digits.len()..NUMBER_WIDTH {
+        out.push(' ');
+    }
+    // ASCII digits only.
+    out.extend(digits.iter().map(|&d| char::from(d)));
+    out.push('\t');
+    out.push_str(text);
+    if cut {
+        out.push_str(LINE_CUT);
+    }
+    out.push('\n');
 }
 
 /// Lines left in `reader`; `pending` is true when one line was read but not
@@ -316,6 +362,20 @@ mod tests {
             (s["end_line"].clone(), s["total_lines"].clone()),
             (260.into(), 1000.into())
         );
+    }
+
+    #[test]
+    fn numbering_matches_cat_past_six_digits() {
+        for n in [1, 9, 10, 99_999, 999_999, 1_000_000, 12_345_678, usize::MAX] {
+            for (text, cut) in [("x", false), ("", false), ("é", true)] {
+                let mut out = String::from("before\n");
+                push_numbered(&mut out, n, text, cut);
+                let tail = if cut { LINE_CUT } else { "" };
+                let want = format!("before\n{n:>6}\t{text}{tail}\n");
+                assert_eq!(out, want);
+                assert_eq!(numbered_len(n, text, cut), want.len() - "before\n".len());
+            }
+        }
     }
 
     #[test]
