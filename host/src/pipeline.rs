@@ -80,15 +80,21 @@ pub struct CallResult {
 /// Run `inv` through the pipeline. What the outcome says never carries the
 /// workspace's host path.
 pub fn run(catalog: &Catalog, inv: Invocation<'_>) -> CallResult {
-    let workspace = inv.workspace.to_path_buf();
-    let mut result = run_unhidden(catalog, inv);
-    let mut hidden = vec![workspace.display().to_string()];
-    hidden.extend(std::fs::canonicalize(&workspace).map(|c| c.display().to_string()));
+    let mut hidden = vec![inv.workspace.display().to_string()];
+    let mut canonical = None;
+    let mut result = run_unhidden(catalog, inv, &mut canonical);
+    hidden.extend(canonical.map(|c| c.display().to_string()));
     result.outcome = result.outcome.hide_paths(&hidden);
     result
 }
 
-fn run_unhidden(catalog: &Catalog, inv: Invocation<'_>) -> CallResult {
+/// The pipeline itself; `canonical` receives the workspace's canonical
+/// path once it is resolved (the caller hides it from the outcome too).
+fn run_unhidden(
+    catalog: &Catalog,
+    inv: Invocation<'_>,
+    canonical: &mut Option<PathBuf>,
+) -> CallResult {
     let call_id = new_call_id();
     let mut result = CallResult {
         call_id: call_id.clone(),
@@ -136,6 +142,7 @@ fn run_unhidden(catalog: &Catalog, inv: Invocation<'_>) -> CallResult {
         Ok(p) => p,
         Err(msg) => return reject(result, ErrorKind::InvalidInput, msg),
     };
+    *canonical = Some(workspace.clone());
 
     let plugin = match catalog.load(entry) {
         Ok(p) => p,
