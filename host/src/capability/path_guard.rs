@@ -10,7 +10,7 @@ use std::borrow::Cow;
 use std::fmt;
 use std::sync::{Arc, OnceLock};
 
-use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
+use globset::{Glob, GlobBuilder, GlobSet, GlobSetBuilder};
 
 /// The paths protected unless a policy replaces them.
 pub const DEFAULT_PROTECTED: &[&str] = &[
@@ -188,28 +188,42 @@ impl<'de> serde::Deserialize<'de> for PathGuard {
 fn compile(globs: &[String]) -> Result<GlobSet, GlobError> {
     let mut builder = GlobSetBuilder::new();
     for g in globs {
-        let pattern = trim_dot_slash(g);
-        let mut add = |pat: &str| -> Result<(), GlobError> {
-            let glob = GlobBuilder::new(pat)
-                .literal_separator(true)
-                .case_insensitive(true)
-                .build()
-                .map_err(|e| GlobError {
-                    pattern: g.clone(),
-                    message: e.kind().to_string(),
-                })?;
+        for glob in parse(g)? {
             builder.add(glob);
-            Ok(())
-        };
-        add(pattern)?;
-        if let Some(dir) = pattern.strip_suffix("/**").filter(|d| !d.is_empty()) {
-            add(dir)?;
         }
     }
     builder.build().map_err(|e| GlobError {
         pattern: globs.join(", "),
         message: e.to_string(),
     })
+}
+
+/// Whether `glob` is a valid protected-path glob, without compiling a set:
+/// a policy checks each of its own globs with this (to point at the bad
+/// one), then compiles them all once.
+pub fn check_glob(glob: &str) -> Result<(), GlobError> {
+    parse(glob).map(drop)
+}
+
+/// `glob` parsed as a protected path matches: the pattern, and for one
+/// ending in `/**` the directory itself too.
+fn parse(glob: &str) -> Result<Vec<Glob>, GlobError> {
+    let pattern = trim_dot_slash(glob);
+    let one = |pat: &str| {
+        GlobBuilder::new(pat)
+            .literal_separator(true)
+            .case_insensitive(true)
+            .build()
+            .map_err(|e| GlobError {
+                pattern: glob.to_string(),
+                message: e.kind().to_string(),
+            })
+    };
+    let mut parsed = vec![one(pattern)?];
+    if let Some(dir) = pattern.strip_suffix("/**").filter(|d| !d.is_empty()) {
+        parsed.push(one(dir)?);
+    }
+    Ok(parsed)
 }
 
 /// The components of `glob` before its first wildcard, lowercased.

@@ -82,10 +82,13 @@ impl Policy {
             paths.extend(DEFAULT_PROTECTED.iter().map(|p| p.to_string()));
         }
         for p in &file.protected.paths {
-            Protected::new(vec![p.get_ref().clone()], true).map_err(|(pat, msg)| {
+            crate::capability::path_guard::check_glob(p.get_ref()).map_err(|e| {
                 loc.invalid(
                     p.span(),
-                    format!("bad glob `{pat}` in `protected.paths`: {msg}; fix the pattern"),
+                    format!(
+                        "bad glob `{}` in `protected.paths`: {}; fix the pattern",
+                        e.pattern, e.message
+                    ),
                 )
             })?;
             paths.push(p.get_ref().clone());
