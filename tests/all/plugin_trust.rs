@@ -343,3 +343,35 @@ fn an_installation_record_the_lockfile_does_not_approve_is_refused() {
         "{echo}"
     );
 }
+
+#[test]
+fn an_installed_component_that_cannot_be_read_is_refused_without_its_path() {
+    let home = fresh_home();
+    let (code, _, err) = cli(home.path(), &["plugin", "install", ECHO]);
+    assert_eq!(code, Some(0), "{err}");
+    std::fs::remove_file(home.path().join("plugins/echo/component.wasm")).unwrap();
+    let (code, out, err) = call_echo(home.path());
+    assert_eq!(code, Some(5), "{out}{err}");
+    assert!(
+        err.contains("plugin echo: its component cannot be read (entity not found)"),
+        "{err}"
+    );
+    let home_text = home.path().display().to_string();
+    assert!(!err.contains(&home_text), "{err}");
+    let (code, out, _) = cli(home.path(), &["plugin", "list", "--json"]);
+    assert_eq!(code, Some(0));
+    let listed: Value = serde_json::from_str(&out).unwrap();
+    let refused = listed["plugins"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["name"] == "echo")
+        .map(|p| p["refused"].clone());
+    assert!(
+        refused
+            .as_ref()
+            .and_then(Value::as_str)
+            .is_some_and(|r| r.contains("cannot be read")),
+        "{refused:?}"
+    );
+}

@@ -180,9 +180,10 @@ pub(super) fn changed_on_disk(name: &str, path: &Path, approved: &str) -> Option
             let on_disk = sha256_hex(&wasm);
             (on_disk != approved).then(|| changed_message(name, &on_disk, approved))
         }
+        // No path in the message: it can reach the model as a call's error.
         Err(e) => Some(format!(
-            "plugin {name}: cannot read {}: {e}",
-            path.display()
+            "plugin {name}: its component cannot be read ({}); install it again",
+            e.kind()
         )),
     }
 }
