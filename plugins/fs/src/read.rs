@@ -130,13 +130,14 @@ fn read(wp: &WorkspacePath, start: usize, limit: usize) -> Result<Output, ToolEr
             ))
         })?;
         let (text, cut) = text;
-        let numbered = numbered_len(line_no, text, cut);
-        if !out.is_empty() && out.len() + numbered > MAX_OUTPUT {
+        let before = out.len();
+        push_numbered(&mut out, line_no, text, cut);
+        if before > 0 && out.len() > MAX_OUTPUT {
+            out.truncate(before);
             cut_by_size = true;
             line_no -= 1;
             break;
         }
-        push_numbered(&mut out, line_no, text, cut);
         end = line_no;
     }
     let total = line_no
@@ -225,12 +226,6 @@ fn decode(line: &[u8]) -> Option<(&str, bool)> {
 const LINE_CUT: &str = "… [line truncated]";
 /// Width the line number is right-aligned to, as `cat -n` does.
 const NUMBER_WIDTH: usize = 6;
-
-/// Bytes [`push_numbered`] adds for this line.
-fn numbered_len(line_no: usize, text: &str, cut: bool) -> usize {
-    let digits = line_no.checked_ilog10().unwrap_or(0) as usize + 1;
-    digits.max(NUMBER_WIDTH) + 1 + text.len() + if cut { LINE_CUT.len() } else { 0 } + 1
-}
 
 /// Append `line_no` right-aligned, a tab, the text and a newline. Written
 /// by hand: this runs for every line shown, and `format!` costs an
@@ -373,7 +368,6 @@ mod tests {
                 let tail = if cut { LINE_CUT } else { "" };
                 let want = format!("before\n{n:>6}\t{text}{tail}\n");
                 assert_eq!(out, want);
-                assert_eq!(numbered_len(n, text, cut), want.len() - "before\n".len());
             }
         }
     }
