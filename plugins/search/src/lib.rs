@@ -8,6 +8,7 @@
 mod run;
 mod searcher;
 mod summary;
+mod walk;
 
 use regex::bytes::RegexBuilder;
 use serde::Deserialize;
@@ -99,9 +100,8 @@ impl Tool for Grep {
     }
 
     fn call(&self, input: Input, cx: &Context) -> Result<Output, ToolError> {
-        let root = cx.path(".")?;
         let target = cx.path(&input.path)?;
-        run::grep(&root, &target, &input)
+        run::grep(&target, &input)
     }
 }
 

@@ -1,19 +1,24 @@
-//! Running a search: the gitignore-aware walk and reading files.
+//! Running a search: walking the target, reading files and searching them.
 //!
-//! Files are read whole into one reused buffer; binary files (a NUL in the
-//! first 8 KiB) and files over [`MAX_FILE_SIZE`] are counted and skipped.
-//! Symlinks are never followed, so the walk stays under the searched path.
+//! Each file is read whole with the size `stat` gave; binary files (a NUL
+//! in the first 8 KiB) and files over [`MAX_FILE_SIZE`] are counted and
+//! skipped. Symlinks below the target are never followed, so the walk
+//! stays under the searched path.
 
 use std::fs::File;
 use std::io::{self, Read};
 use std::path::Path;
 
-use ignore::WalkBuilder;
 use ignore::overrides::{Override, OverrideBuilder};
 use warden_sdk::{Output, ToolError, WorkspacePath, serde_json::json};
 
 use crate::searcher::{Searcher, Sink};
 use crate::summary::{Tally, summary};
+#[cfg(not(target_family = "wasm"))]
+use crate::walk::native::NativeDir;
+#[cfg(target_family = "wasm")]
+use crate::walk::wasi::WasiDir;
+use crate::walk::{Contents, Dir, Flow, Walker};
 use crate::{Globs, Input, searcher};
 
 /// Files larger than this are skipped rather than read whole.
@@ -39,67 +44,51 @@ fn overrides(base: &Path, globs: Option<&Globs>) -> Result<Override, ToolError> 
         .map_err(|e| ToolError::invalid_input(format!("invalid glob: {e}")))
 }
 
-/// Run the search of `target` (a directory or a file), showing paths relative to `root`.
-pub(crate) fn grep(
-    root: &WorkspacePath,
-    target: &WorkspacePath,
-    input: &Input,
-) -> Result<Output, ToolError> {
+/// Run the search of `target` (a directory or a file), showing paths as
+/// the target's own display path extended below it.
+pub(crate) fn grep(target: &WorkspacePath, input: &Input) -> Result<Output, ToolError> {
     let searcher = searcher(input)?;
     let shown = target.display();
     let meta = std::fs::metadata(target.guest()).map_err(|e| ToolError::from_io(&e, shown))?;
     let mut sink = Sink::default();
     let mut tally = Tally::default();
-    let mut buf = Vec::new();
     if !meta.is_dir() && !meta.is_file() {
         return Err(ToolError::invalid_input(format!(
             "{shown}: not a regular file (a FIFO, socket or device); grep searches files and directories"
         )));
     }
     if !meta.is_dir() {
-        search_file(
-            &searcher,
-            Path::new(target.guest()),
-            shown,
-            &mut buf,
-            &mut sink,
-            &mut tally,
-        )
-        .map_err(|e| ToolError::from_io(&e, shown))?;
+        let content =
+            read_whole(Path::new(target.guest())).map_err(|e| ToolError::from_io(&e, shown))?;
+        search_contents(&searcher, shown, content, &mut sink, &mut tally);
     } else {
-        let base = Path::new(target.guest());
-        let walk = WalkBuilder::new(base)
-            .hidden(!input.include_hidden)
-            .require_git(false)
-            .git_global(false)
-            .follow_links(false)
-            .current_dir(root.guest())
-            .overrides(overrides(base, input.glob.as_ref())?)
-            .sort_by_file_name(|a, b| a.cmp(b))
-            .build();
-        for (i, entry) in walk.enumerate() {
-            if i % 64 == 63 && cancelled() {
+        let base = target.guest().trim_end_matches('/');
+        let overrides = overrides(Path::new(base), input.glob.as_ref())?;
+        let mut walker = Walker::new(!input.include_hidden, &overrides);
+        let start = start(target, &mut walker).map_err(|e| ToolError::from_io(&e, shown))?;
+        let mut files = 0usize;
+        walker.walk(&start, base, &mut |dir, name, path| {
+            files += 1;
+            if files.is_multiple_of(64) && cancelled() {
                 tally.cancelled = true;
-                break;
+                return Flow::Stop;
             }
-            let Ok(entry) = entry else { continue };
-            if !entry.file_type().is_some_and(|t| t.is_file()) {
-                continue;
-            }
-            let rel = relative_to(root, entry.path());
+            let below = path.get(base.len() + 1..).unwrap_or(name);
+            let shown = if shown == "." {
+                below.to_string()
+            } else {
+                format!("{}/{below}", shown.trim_end_matches('/'))
+            };
             // A file that vanished or cannot be read is skipped, as ripgrep does.
-            let _ = search_file(
-                &searcher,
-                entry.path(),
-                &rel,
-                &mut buf,
-                &mut sink,
-                &mut tally,
-            );
-            if sink.stop.is_some() {
-                break;
+            if let Ok(content) = dir.read(name, MAX_FILE_SIZE) {
+                search_contents(&searcher, &shown, content, &mut sink, &mut tally);
             }
-        }
+            if sink.stop.is_some() {
+                Flow::Stop
+            } else {
+                Flow::Continue
+            }
+        });
     }
     let summary = summary(&sink, &tally, searcher.max_matches);
     sink.text.push_str(&summary);
@@ -109,57 +98,96 @@ pub(crate) fn grep(
     Ok(Output::text(sink.text).with_structured(structured))
 }
 
-/// Read the file at `path` into `buf` and search it, unless it is binary or too large.
-fn search_file(
+/// Search a file's contents, unless it is binary or was too large to read.
+fn search_contents(
     s: &Searcher,
-    path: &Path,
     shown: &str,
-    buf: &mut Vec<u8>,
+    content: Contents,
     sink: &mut Sink,
     tally: &mut Tally,
-) -> io::Result<()> {
-    let mut file = File::open(path)?;
-    let size = file.metadata()?.len();
-    if size > MAX_FILE_SIZE {
-        tally.large += 1;
-        return Ok(());
-    }
-    let content = read_sized(&mut file, size as usize, buf)?;
-    if memchr::memchr(0, &content[..content.len().min(SNIFF)]).is_some() {
+) {
+    let bytes = match content {
+        Contents::Bytes(bytes) => bytes,
+        Contents::TooLarge => {
+            tally.large += 1;
+            return;
+        }
+    };
+    if memchr::memchr(0, &bytes[..bytes.len().min(SNIFF)]).is_some() {
         tally.binary += 1;
-        return Ok(());
+        return;
     }
     tally.searched += 1;
-    s.search(shown, content, sink);
-    Ok(())
+    s.search(shown, &bytes, sink);
 }
 
-/// Read up to `size` bytes of `file` into `buf`, which only ever grows, and
-/// return the part read. Each host call costs in the sandbox, so this makes
-/// no size probe, seek or end-of-file read beyond the bytes `stat` promised;
-/// bytes appended since are left out, as if read a moment earlier.
-fn read_sized<'b>(file: &mut File, size: usize, buf: &'b mut Vec<u8>) -> io::Result<&'b [u8]> {
-    if buf.len() < size {
-        buf.resize(size, 0);
+/// Read the single file at `path`, unless it is over [`MAX_FILE_SIZE`].
+fn read_whole(path: &Path) -> io::Result<Contents> {
+    let mut file = File::open(path)?;
+    if file.metadata()?.len() > MAX_FILE_SIZE {
+        return Ok(Contents::TooLarge);
     }
-    let mut filled = 0;
-    while filled < size {
-        match file.read(&mut buf[filled..size]) {
-            Ok(0) => break,
-            Ok(n) => filled += n,
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-            Err(e) => return Err(e),
+    let mut bytes = Vec::new();
+    file.read_to_end(&mut bytes)?;
+    Ok(Contents::Bytes(bytes))
+}
+
+/// The directories from `target`'s root down to `target`, as (relative
+/// path, guest path) pairs: the root as `.`, then each ancestor, then
+/// `target` itself last.
+fn descent(target: &WorkspacePath) -> Vec<(String, String)> {
+    let mut chain = vec![(
+        target.relative().to_string(),
+        target.guest().trim_end_matches('/').to_string(),
+    )];
+    let mut at = target.clone();
+    while let Some(parent) = at.parent() {
+        chain.push((
+            parent.relative().to_string(),
+            parent.guest().trim_end_matches('/').to_string(),
+        ));
+        at = parent;
+    }
+    chain.reverse();
+    for (rel, _) in &mut chain {
+        if rel.is_empty() {
+            *rel = ".".into();
         }
     }
-    Ok(&buf[..filled])
+    chain
 }
 
-/// The workspace-relative form of `path`, found by walking under the guest root.
-fn relative_to(root: &WorkspacePath, path: &Path) -> String {
-    match path.strip_prefix(root.guest()) {
-        Ok(rel) => rel.to_string_lossy().into_owned(),
-        Err(_) => path.to_string_lossy().into_owned(),
+/// Open `target` for the walk after reading its ancestors' ignore files,
+/// through the handle of the granted directory it lies in.
+#[cfg(target_family = "wasm")]
+fn start(target: &WorkspacePath, walker: &mut Walker) -> io::Result<WasiDir> {
+    let chain = descent(target);
+    let root_guest = &chain[0].1;
+    let preopens = wasip2::filesystem::preopens::get_directories();
+    let Some((base, _)) = preopens
+        .iter()
+        .find(|(_, name)| name.trim_end_matches('/') == root_guest)
+    else {
+        return Err(io::Error::from(io::ErrorKind::NotFound));
+    };
+    let (last, ancestors) = chain.split_last().ok_or(io::ErrorKind::NotFound)?;
+    for (rel, guest) in ancestors {
+        if let Ok(dir) = WasiDir::open(base, rel) {
+            walker.enter_ancestor(&dir, guest);
+        }
     }
+    WasiDir::open(base, &last.0)
+}
+
+/// Natively (unit tests) the guest paths are host paths.
+#[cfg(not(target_family = "wasm"))]
+fn start(target: &WorkspacePath, walker: &mut Walker) -> io::Result<NativeDir> {
+    let chain = descent(target);
+    let (last, ancestors) = chain.split_last().ok_or(io::ErrorKind::NotFound)?;
+    for (_, guest) in ancestors {
+        walker.enter_ancestor(&NativeDir(guest.into()), guest);
+    }
+    Ok(NativeDir(last.1.clone().into()))
 }
 
 /// True once the user has cancelled the call; always false in native tests,
@@ -194,7 +222,7 @@ mod tests {
         let input: Input = serde_json::from_value(input).unwrap();
         let root = dir.path().to_str().unwrap();
         let ws = |p: &str| WorkspacePath::resolve(root, None, p).unwrap();
-        grep(&ws("."), &ws(&input.path), &input)
+        grep(&ws(&input.path), &input)
     }
 
     fn sample() -> tempfile::TempDir {

@@ -1,0 +1,494 @@
+//! The gitignore-aware walk for `grep`, over directory handles.
+//!
+//! Directories are listed and files opened relative to the handle of the
+//! directory that holds them, never by a path from the root. In the
+//! sandbox that is one `wasi:filesystem` call per listing, open, stat and
+//! read: the libc route costs an extra `stat` by name for every directory
+//! entry (its `d_ino`) and more per file open. The filtering is the
+//! `ignore` crate's as `grep` configures it (no git repository required,
+//! no global gitignore), in its order: `glob` overrides first, then
+//! `.ignore` over `.gitignore` over `.git/info/exclude`, each from the
+//! deepest directory up, then hidden names unless a rule whitelisted them.
+//! A `.git` file (a worktree's pointer) has no exclude file read. Symlinks
+//! are never followed.
+
+use std::io;
+
+use ignore::Match;
+use ignore::gitignore::{Gitignore, GitignoreBuilder};
+use ignore::overrides::Override;
+
+/// What a directory entry is, as listed (symlinks are not resolved).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Kind {
+    /// A regular file.
+    File,
+    /// A directory.
+    Dir,
+    /// A symlink, FIFO, socket, device or unknown: never searched.
+    Other,
+}
+
+/// One entry of a directory listing.
+#[derive(Debug)]
+pub(crate) struct Entry {
+    /// The entry's name within its directory.
+    pub name: String,
+    /// What the listing says it is.
+    pub kind: Kind,
+}
+
+/// A file's bytes, or why they were not read.
+pub(crate) enum Contents {
+    /// The whole file.
+    Bytes(Vec<u8>),
+    /// Larger than the limit asked for; not read.
+    TooLarge,
+}
+
+/// An open directory: list it, open a subdirectory, read a file in it.
+pub(crate) trait Dir: Sized {
+    /// Every entry but `.` and `..`, in no particular order.
+    fn entries(&self) -> io::Result<Vec<Entry>>;
+    /// Open the subdirectory `name`, not following a symlink.
+    fn open_dir(&self, name: &str) -> io::Result<Self>;
+    /// Read the regular file `name` whole, unless it is over `max` bytes.
+    fn read(&self, name: &str, max: u64) -> io::Result<Contents>;
+}
+
+/// Whether the walk goes on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Flow {
+    /// Visit the next file.
+    Continue,
+    /// Stop the whole walk.
+    Stop,
+}
+
+/// The ignore rules of one directory on the way down.
+struct Level {
+    /// `.ignore`.
+    ignore: Gitignore,
+    /// `.gitignore`.
+    git_ignore: Gitignore,
+    /// `.git/info/exclude`, when the directory holds a `.git` directory.
+    git_exclude: Gitignore,
+}
+
+/// Walks a tree in file-name order, yielding the files a search should read.
+pub(crate) struct Walker<'a> {
+    /// Skip hidden names (not whitelisted by a rule).
+    skip_hidden: bool,
+    /// The `glob` input, matched before any ignore file.
+    overrides: &'a Override,
+    /// Rules from the root down to the directory being listed.
+    levels: Vec<Level>,
+}
+
+impl<'a> Walker<'a> {
+    /// A walker with no ignore files read yet.
+    pub(crate) fn new(skip_hidden: bool, overrides: &'a Override) -> Self {
+        Walker {
+            skip_hidden,
+            overrides,
+            levels: Vec::new(),
+        }
+    }
+
+    /// Take the ignore files of `dir` (at guest path `path`), an ancestor
+    /// of the walk's start, into account.
+    pub(crate) fn enter_ancestor<D: Dir>(&mut self, dir: &D, path: &str) {
+        let entries = dir.entries().unwrap_or_default();
+        self.levels.push(Level::load(dir, path, &entries));
+    }
+
+    /// Walk `dir`, at guest path `path`, calling `visit(dir, name, path)`
+    /// for each file to search, in order.
+    pub(crate) fn walk<D: Dir>(
+        &mut self,
+        dir: &D,
+        path: &str,
+        visit: &mut impl FnMut(&D, &str, &str) -> Flow,
+    ) -> Flow {
+        // A directory that cannot be listed is skipped, as ripgrep does.
+        let Ok(mut entries) = dir.entries() else {
+            return Flow::Continue;
+        };
+        entries.sort_unstable_by(|a, b| a.name.cmp(&b.name));
+        self.levels.push(Level::load(dir, path, &entries));
+        let mut flow = Flow::Continue;
+        for entry in &entries {
+            if entry.kind == Kind::Other {
+                continue;
+            }
+            let child = format!("{path}/{}", entry.name);
+            let is_dir = entry.kind == Kind::Dir;
+            if self.skipped(&child, &entry.name, is_dir) {
+                continue;
+            }
+            flow = if is_dir {
+                match dir.open_dir(&entry.name) {
+                    Ok(sub) => self.walk(&sub, &child, visit),
+                    Err(_) => Flow::Continue,
+                }
+            } else {
+                visit(dir, &entry.name, &child)
+            };
+            if flow == Flow::Stop {
+                break;
+            }
+        }
+        self.levels.pop();
+        flow
+    }
+
+    /// True when the entry at `path` (named `name`) is filtered out.
+    fn skipped(&self, path: &str, name: &str, is_dir: bool) -> bool {
+        let by_glob = self.overrides.matched(path, is_dir);
+        if !by_glob.is_none() {
+            return by_glob.is_ignore();
+        }
+        let by_rules = self.matched_rules(path, is_dir);
+        if !by_rules.is_none() {
+            return by_rules.is_ignore();
+        }
+        self.skip_hidden && name.starts_with('.')
+    }
+
+    /// The ignore files' verdict: `.ignore` first, then `.gitignore`, then
+    /// the git exclude file, each from the deepest directory up.
+    fn matched_rules(&self, path: &str, is_dir: bool) -> Match<()> {
+        let (mut ignore, mut git_ignore, mut git_exclude) = (Match::None, Match::None, Match::None);
+        for level in self.levels.iter().rev() {
+            if ignore.is_none() {
+                ignore = level.ignore.matched(path, is_dir).map(|_| ());
+            }
+            if git_ignore.is_none() {
+                git_ignore = level.git_ignore.matched(path, is_dir).map(|_| ());
+            }
+            if git_exclude.is_none() {
+                git_exclude = level.git_exclude.matched(path, is_dir).map(|_| ());
+            }
+        }
+        ignore.or(git_ignore).or(git_exclude)
+    }
+}
+
+impl Level {
+    /// The rules in `dir` (at guest path `path`, listed as `entries`).
+    fn load<D: Dir>(dir: &D, path: &str, entries: &[Entry]) -> Level {
+        let kind = |name: &str| entries.iter().find(|e| e.name == name).map(|e| e.kind);
+        let file = |name: &str| {
+            (kind(name) == Some(Kind::File))
+                .then(|| small(dir, name))
+                .flatten()
+        };
+        let exclude = || {
+            let git = (kind(".git") == Some(Kind::Dir)).then(|| dir.open_dir(".git").ok())??;
+            small(&git.open_dir("info").ok()?, "exclude")
+        };
+        let rules = |text: Option<Vec<u8>>| text.map_or_else(Gitignore::empty, |t| parse(path, &t));
+        Level {
+            ignore: rules(file(".ignore")),
+            git_ignore: rules(file(".gitignore")),
+            git_exclude: rules(exclude()),
+        }
+    }
+}
+
+/// An ignore file's contents, when it is readable and not absurdly large.
+fn small<D: Dir>(dir: &D, name: &str) -> Option<Vec<u8>> {
+    match dir.read(name, 1024 * 1024) {
+        Ok(Contents::Bytes(bytes)) => Some(bytes),
+        Ok(Contents::TooLarge) | Err(_) => None,
+    }
+}
+
+/// Gitignore rules from `text`, rooted at `dir`; lines that do not parse are skipped.
+fn parse(dir: &str, text: &[u8]) -> Gitignore {
+    let mut builder = GitignoreBuilder::new(dir);
+    for line in String::from_utf8_lossy(text).lines() {
+        let _ = builder.add_line(None, line);
+    }
+    builder.build().unwrap_or_else(|_| Gitignore::empty())
+}
+
+/// Directories on the host, for native tests.
+#[cfg(not(target_family = "wasm"))]
+pub(crate) mod native {
+    use std::fs::File;
+    use std::io::{self, Read};
+    use std::path::PathBuf;
+
+    use super::{Contents, Dir, Entry, Kind};
+
+    /// A host directory by path.
+    pub(crate) struct NativeDir(pub PathBuf);
+
+    impl Dir for NativeDir {
+        fn entries(&self) -> io::Result<Vec<Entry>> {
+            let mut out = Vec::new();
+            for entry in std::fs::read_dir(&self.0)? {
+                let entry = entry?;
+                let t = entry.file_type()?;
+                let kind = if t.is_file() {
+                    Kind::File
+                } else if t.is_dir() {
+                    Kind::Dir
+                } else {
+                    Kind::Other
+                };
+                out.push(Entry {
+                    name: entry.file_name().to_string_lossy().into_owned(),
+                    kind,
+                });
+            }
+            Ok(out)
+        }
+
+        fn open_dir(&self, name: &str) -> io::Result<Self> {
+            let path = self.0.join(name);
+            if !std::fs::symlink_metadata(&path)?.is_dir() {
+                return Err(io::Error::from(io::ErrorKind::NotADirectory));
+            }
+            Ok(NativeDir(path))
+        }
+
+        fn read(&self, name: &str, max: u64) -> io::Result<Contents> {
+            let mut file = File::open(self.0.join(name))?;
+            if file.metadata()?.len() > max {
+                return Ok(Contents::TooLarge);
+            }
+            let mut bytes = Vec::new();
+            file.read_to_end(&mut bytes)?;
+            Ok(Contents::Bytes(bytes))
+        }
+    }
+}
+
+/// Directories through `wasi:filesystem` handles.
+#[cfg(target_family = "wasm")]
+pub(crate) mod wasi {
+    use std::io;
+
+    use wasip2::filesystem::types::{
+        Descriptor, DescriptorFlags, DescriptorType, ErrorCode, OpenFlags, PathFlags,
+    };
+
+    use super::{Contents, Dir, Entry, Kind};
+
+    /// An open directory handle.
+    pub(crate) struct WasiDir(pub Descriptor);
+
+    impl WasiDir {
+        /// Open `path` (relative, `.` for itself) under `base`, following symlinks.
+        pub(crate) fn open(base: &Descriptor, path: &str) -> io::Result<WasiDir> {
+            base.open_at(
+                PathFlags::SYMLINK_FOLLOW,
+                path,
+                OpenFlags::DIRECTORY,
+                DescriptorFlags::READ,
+            )
+            .map(WasiDir)
+            .map_err(error)
+        }
+    }
+
+    impl Dir for WasiDir {
+        fn entries(&self) -> io::Result<Vec<Entry>> {
+            let stream = self.0.read_directory().map_err(error)?;
+            let mut out = Vec::new();
+            while let Some(entry) = stream.read_directory_entry().map_err(error)? {
+                let kind = match entry.type_ {
+                    DescriptorType::RegularFile => Kind::File,
+                    DescriptorType::Directory => Kind::Dir,
+                    DescriptorType::Unknown
+                    | DescriptorType::BlockDevice
+                    | DescriptorType::CharacterDevice
+                    | DescriptorType::Fifo
+                    | DescriptorType::SymbolicLink
+                    | DescriptorType::Socket => Kind::Other,
+                };
+                out.push(Entry {
+                    name: entry.name,
+                    kind,
+                });
+            }
+            Ok(out)
+        }
+
+        fn open_dir(&self, name: &str) -> io::Result<Self> {
+            self.0
+                .open_at(
+                    PathFlags::empty(),
+                    name,
+                    OpenFlags::DIRECTORY,
+                    DescriptorFlags::READ,
+                )
+                .map(WasiDir)
+                .map_err(error)
+        }
+
+        fn read(&self, name: &str, max: u64) -> io::Result<Contents> {
+            let file = self
+                .0
+                .open_at(
+                    PathFlags::empty(),
+                    name,
+                    OpenFlags::empty(),
+                    DescriptorFlags::READ,
+                )
+                .map_err(error)?;
+            let size = file.stat().map_err(error)?.size;
+            if size > max {
+                return Ok(Contents::TooLarge);
+            }
+            // The host hands out at most 64 KiB per read. Bytes appended
+            // after the stat are left out, as if read a moment earlier.
+            let (mut bytes, mut end) = file.read(size, 0).map_err(error)?;
+            while !end && (bytes.len() as u64) < size {
+                let (more, eof) = file
+                    .read(size - bytes.len() as u64, bytes.len() as u64)
+                    .map_err(error)?;
+                end = eof || more.is_empty();
+                bytes.extend_from_slice(&more);
+            }
+            Ok(Contents::Bytes(bytes))
+        }
+    }
+
+    /// A `wasi:filesystem` error as an I/O error of the matching kind.
+    pub(crate) fn error(code: ErrorCode) -> io::Error {
+        let kind = match code {
+            ErrorCode::NoEntry => io::ErrorKind::NotFound,
+            ErrorCode::Access | ErrorCode::NotPermitted => io::ErrorKind::PermissionDenied,
+            ErrorCode::NotDirectory => io::ErrorKind::NotADirectory,
+            ErrorCode::IsDirectory => io::ErrorKind::IsADirectory,
+            _ => io::ErrorKind::Other,
+        };
+        io::Error::new(kind, code.message())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+
+    use ignore::WalkBuilder;
+    use ignore::overrides::OverrideBuilder;
+
+    use super::native::NativeDir;
+    use super::*;
+
+    fn tree(files: &[(&str, &str)]) -> tempfile::TempDir {
+        let dir = tempfile::tempdir().unwrap();
+        for (rel, content) in files {
+            let p = dir.path().join(rel);
+            std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+            std::fs::write(p, content).unwrap();
+        }
+        dir
+    }
+
+    fn overrides(base: &Path, globs: &[&str]) -> Override {
+        let mut b = OverrideBuilder::new(base);
+        for g in globs {
+            b.add(g).unwrap();
+        }
+        b.build().unwrap()
+    }
+
+    /// Files under `root/sub` this walker visits, relative to `root`.
+    fn ours(root: &Path, sub: &str, hidden: bool, globs: &[&str]) -> Vec<String> {
+        let base = root.join(sub);
+        let o = overrides(&base, globs);
+        let mut walker = Walker::new(!hidden, &o);
+        let mut at = root.to_path_buf();
+        for comp in Path::new(sub).components() {
+            walker.enter_ancestor(&NativeDir(at.clone()), at.to_str().unwrap());
+            at.push(comp);
+        }
+        let mut found = Vec::new();
+        let base = base.to_str().unwrap().trim_end_matches('/').to_string();
+        walker.walk(&NativeDir(base.clone().into()), &base, &mut |_, _, path| {
+            found.push(path.strip_prefix(root.to_str().unwrap()).unwrap()[1..].to_string());
+            Flow::Continue
+        });
+        found
+    }
+
+    /// The same walk made by the `ignore` crate's own walker.
+    fn theirs(root: &Path, sub: &str, hidden: bool, globs: &[&str]) -> Vec<String> {
+        let base = root.join(sub);
+        WalkBuilder::new(&base)
+            .hidden(!hidden)
+            .require_git(false)
+            .git_global(false)
+            .follow_links(false)
+            .overrides(overrides(&base, globs))
+            .sort_by_file_name(|a, b| a.cmp(b))
+            .build()
+            .filter_map(Result::ok)
+            .filter(|e| e.file_type().is_some_and(|t| t.is_file()))
+            .map(|e| {
+                e.path()
+                    .strip_prefix(root)
+                    .unwrap()
+                    .to_str()
+                    .unwrap()
+                    .to_string()
+            })
+            .collect()
+    }
+
+    #[test]
+    fn visits_what_the_ignore_crate_walker_visits() {
+        let dir = tree(&[
+            (".gitignore", "*.log\n/build/\n!keep.log\n"),
+            (".ignore", "!important.log\nscratch/\n"),
+            ("a.log", "x"),
+            ("keep.log", "x"),
+            ("important.log", "x"),
+            ("build/out.txt", "x"),
+            ("src/build/inner.txt", "x"),
+            ("src/main.rs", "x"),
+            ("src/.gitignore", "gen_*\n"),
+            ("src/gen_a.rs", "x"),
+            ("src/deep/gen_b.rs", "x"),
+            ("src/deep/c.rs", "x"),
+            ("scratch/s.txt", "x"),
+            (".hidden/h.txt", "x"),
+            (".env", "x"),
+            ("nested/.git/info/exclude", "excluded.txt\n"),
+            ("nested/excluded.txt", "x"),
+            ("nested/b.log", "x"),
+            ("nested/sub/.gitignore", "*.rs\n"),
+            ("nested/sub/d.rs", "x"),
+            ("nested/sub/e.txt", "x"),
+            ("zz/Z.txt", "x"),
+            ("zz/a.txt", "x"),
+        ]);
+        std::os::unix::fs::symlink(dir.path().join("src"), dir.path().join("link")).unwrap();
+        let root = dir.path();
+        let cases: &[(&str, bool, &[&str])] = &[
+            ("", false, &[]),
+            ("", true, &[]),
+            ("", false, &["*.rs"]),
+            ("", false, &["!*.txt"]),
+            ("", false, &[".env", "*.log"]),
+            ("src", false, &[]),
+            ("src/deep", false, &[]),
+            ("nested", false, &[]),
+            ("nested/sub", true, &[]),
+        ];
+        for &(sub, hidden, globs) in cases {
+            let expected = theirs(root, sub, hidden, globs);
+            assert!(!expected.is_empty(), "{sub:?} {hidden} {globs:?}");
+            assert_eq!(
+                ours(root, sub, hidden, globs),
+                expected,
+                "{sub:?} {hidden} {globs:?}"
+            );
+        }
+    }
+}
