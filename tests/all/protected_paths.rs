@@ -8,10 +8,10 @@ use std::time::SystemTime;
 
 use serde_json::{Value, json};
 use warden::capability::{BoundaryDenial, FsAccess, FsOp, Grant, WriteMode};
-use warden::pipeline::Stage;
+use warden::pipeline::{self, Invocation, Stage};
 use warden::policy::{CallFacts, Policy, Verdict};
 use warden::protocol::{ErrorKind, ToolOutcome};
-use warden::runtime::{CallReport, Limits};
+use warden::runtime::{CallReport, CancelToken, Limits};
 
 use crate::support::*;
 
@@ -623,4 +623,46 @@ fn builtin_tools_are_refused_at_the_boundary_without_a_policy() {
     );
     ok(&r);
     assert_eq!(sb.read("src/b.txt"), "b");
+}
+
+#[test]
+fn grep_walks_past_unreadable_protected_paths_without_reading_them() {
+    let sb = project();
+    sb.write("src/nested/b.txt", "A again\n");
+    sb.symlink(".env", "src/settings");
+    let policy = sealed();
+    let input = json!({"pattern": "A|bare|SECRET|BEGIN|ref:", "include_hidden": true}).to_string();
+    let r = pipeline::run(
+        catalog(),
+        Invocation {
+            tool: "grep",
+            input: &input,
+            workspace: &sb.ws(),
+            write: WriteMode::ReadOnly,
+            limits: Limits::default(),
+            limit_requests: Default::default(),
+            cancel: CancelToken::new(),
+            progress: None,
+            policy: Some(&policy),
+            approval: None,
+            rationale: None,
+        },
+    );
+    let text = &ok(&r).text;
+    assert!(
+        text.starts_with("src/a.txt:1:A\nsrc/nested/b.txt:1:A again\n2 matches in 2 files"),
+        "{text}"
+    );
+    let report = r.report.as_ref().unwrap();
+    for denied in [".git", ".env", "keys/server.pem"] {
+        assert!(
+            report
+                .boundary_denials
+                .iter()
+                .any(|d| d.op == FsOp::Open && d.path == denied),
+            "no refused open of {denied} in {:?}",
+            report.boundary_denials
+        );
+    }
+    assert_protected_intact(&sb);
 }

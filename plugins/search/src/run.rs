@@ -5,8 +5,7 @@
 //! skipped. Symlinks below the target are never followed, so the walk
 //! stays under the searched path.
 
-use std::fs::File;
-use std::io::{self, Read};
+use std::io;
 use std::path::Path;
 
 use ignore::overrides::{Override, OverrideBuilder};
@@ -18,7 +17,7 @@ use crate::summary::{Tally, summary};
 use crate::walk::native::NativeDir;
 #[cfg(target_family = "wasm")]
 use crate::walk::wasi::WasiDir;
-use crate::walk::{Contents, Dir, Flow, Walker};
+use crate::walk::{Contents, Dir, Flow, Walker, read_path};
 use crate::{Globs, Input, searcher};
 
 /// Files larger than this are skipped rather than read whole.
@@ -58,8 +57,8 @@ pub(crate) fn grep(target: &WorkspacePath, input: &Input) -> Result<Output, Tool
         )));
     }
     if !meta.is_dir() {
-        let content =
-            read_whole(Path::new(target.guest())).map_err(|e| ToolError::from_io(&e, shown))?;
+        let content = read_path(Path::new(target.guest()), MAX_FILE_SIZE)
+            .map_err(|e| ToolError::from_io(&e, shown))?;
         search_contents(&searcher, shown, content, &mut sink, &mut tally);
     } else {
         let base = target.guest().trim_end_matches('/');
@@ -119,17 +118,6 @@ fn search_contents(
     }
     tally.searched += 1;
     s.search(shown, &bytes, sink);
-}
-
-/// Read the single file at `path`, unless it is over [`MAX_FILE_SIZE`].
-fn read_whole(path: &Path) -> io::Result<Contents> {
-    let mut file = File::open(path)?;
-    if file.metadata()?.len() > MAX_FILE_SIZE {
-        return Ok(Contents::TooLarge);
-    }
-    let mut bytes = Vec::new();
-    file.read_to_end(&mut bytes)?;
-    Ok(Contents::Bytes(bytes))
 }
 
 /// The directories from `target`'s root down to `target`, as (relative
@@ -204,11 +192,12 @@ fn cancelled() -> bool {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use warden_sdk::serde_json::{self, Value};
 
-    fn workspace(files: &[(&str, &[u8])]) -> tempfile::TempDir {
+    /// A temporary directory holding `files` (relative path, contents).
+    pub(crate) fn workspace(files: &[(&str, &[u8])]) -> tempfile::TempDir {
         let dir = tempfile::tempdir().unwrap();
         for (rel, content) in files {
             let p = dir.path().join(rel);

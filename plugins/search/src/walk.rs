@@ -12,7 +12,9 @@
 //! A `.git` file (a worktree's pointer) has no exclude file read. Symlinks
 //! are never followed.
 
-use std::io;
+use std::fs::File;
+use std::io::{self, Read};
+use std::path::Path;
 
 use ignore::Match;
 use ignore::gitignore::{Gitignore, GitignoreBuilder};
@@ -204,6 +206,18 @@ fn small<D: Dir>(dir: &D, name: &str) -> Option<Vec<u8>> {
     }
 }
 
+/// Read the file at `path` (following symlinks) whole, unless it is over
+/// `max` bytes: the single-file search, and every read in native tests.
+pub(crate) fn read_path(path: &Path, max: u64) -> io::Result<Contents> {
+    let mut file = File::open(path)?;
+    if file.metadata()?.len() > max {
+        return Ok(Contents::TooLarge);
+    }
+    let mut bytes = Vec::new();
+    file.read_to_end(&mut bytes)?;
+    Ok(Contents::Bytes(bytes))
+}
+
 /// Gitignore rules from `text`, rooted at `dir`; lines that do not parse are skipped.
 fn parse(dir: &str, text: &[u8]) -> Gitignore {
     let mut builder = GitignoreBuilder::new(dir);
@@ -216,8 +230,7 @@ fn parse(dir: &str, text: &[u8]) -> Gitignore {
 /// Directories on the host, for native tests.
 #[cfg(not(target_family = "wasm"))]
 pub(crate) mod native {
-    use std::fs::File;
-    use std::io::{self, Read};
+    use std::io;
     use std::path::PathBuf;
 
     use super::{Contents, Dir, Entry, Kind};
@@ -255,13 +268,7 @@ pub(crate) mod native {
         }
 
         fn read(&self, name: &str, max: u64) -> io::Result<Contents> {
-            let mut file = File::open(self.0.join(name))?;
-            if file.metadata()?.len() > max {
-                return Ok(Contents::TooLarge);
-            }
-            let mut bytes = Vec::new();
-            file.read_to_end(&mut bytes)?;
-            Ok(Contents::Bytes(bytes))
+            super::read_path(&self.0.join(name), max)
         }
     }
 }
@@ -372,8 +379,6 @@ pub(crate) mod wasi {
 
 #[cfg(test)]
 mod tests {
-    use std::path::Path;
-
     use ignore::WalkBuilder;
     use ignore::overrides::OverrideBuilder;
 
@@ -381,13 +386,8 @@ mod tests {
     use super::*;
 
     fn tree(files: &[(&str, &str)]) -> tempfile::TempDir {
-        let dir = tempfile::tempdir().unwrap();
-        for (rel, content) in files {
-            let p = dir.path().join(rel);
-            std::fs::create_dir_all(p.parent().unwrap()).unwrap();
-            std::fs::write(p, content).unwrap();
-        }
-        dir
+        let files: Vec<(&str, &[u8])> = files.iter().map(|(p, c)| (*p, c.as_bytes())).collect();
+        crate::run::tests::workspace(&files)
     }
 
     fn overrides(base: &Path, globs: &[&str]) -> Override {
