@@ -18,7 +18,14 @@ const TARGET: &str = "wasm32-wasip2";
 /// Plugins embedded in the binary.
 const BUILTIN: &[&str] = &["fs", "search", "web"];
 /// Guests built only for tests and benchmarks.
-const FIXTURES: &[&str] = &["echo", "hostile", "future", "netprobe", "echo_next"];
+const FIXTURES: &[&str] = &[
+    "echo",
+    "hostile",
+    "future",
+    "netprobe",
+    "echo_next",
+    "legacy",
+];
 
 type Result<T> = std::result::Result<T, Box<dyn std::error::Error>>;
 

@@ -16,6 +16,7 @@ mod cli;
 mod containment;
 mod egress;
 mod exercised;
+mod fan_out;
 mod fixtures;
 mod fs_tools;
 mod guest_units;

@@ -59,6 +59,7 @@ impl CallAudit {
                 network_denials_dropped: r.network_denials_dropped,
                 denials: r.boundary_denials.clone(),
                 denials_dropped: r.boundary_denials_dropped,
+                workers: r.workers,
             }),
         }
     }
@@ -108,6 +109,7 @@ fn audit_copy(result: &CallResult) -> (CallResult, u64) {
         network_denials: r.network_denials.clone(),
         network_denials_dropped: r.network_denials_dropped,
         exercised: r.exercised.clone(),
+        workers: r.workers,
         duration: r.duration,
         ..CallReport::empty(ToolOutcome::Cancelled)
     });

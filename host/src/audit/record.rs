@@ -134,6 +134,10 @@ pub struct ExercisedAudit {
     /// Refusals past the per-call cap, counted only.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub denials_dropped: u64,
+    /// Worker instances the call ran through `fan-out`; their use of the
+    /// grant is in the fields above.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub workers: u64,
 }
 
 fn is_zero(n: &u64) -> bool {

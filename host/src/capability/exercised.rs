@@ -102,6 +102,11 @@ impl FileUses {
         self.kept.push(used);
     }
 
+    /// Count `n` uses that were dropped elsewhere (by a worker's boundary).
+    pub fn count_dropped(&mut self, n: u64) {
+        self.dropped += n;
+    }
+
     pub fn into_exercised(self) -> Exercised {
         Exercised {
             files: self.kept,

@@ -28,7 +28,7 @@ impl ImportClass {
     /// What this class of import lets a component do, for humans.
     pub fn describe(self) -> &'static str {
         match self {
-            ImportClass::Host => "warden host interface: log, progress, cancellation",
+            ImportClass::Host => "warden host interface: log, progress, cancellation, fan-out",
             ImportClass::Filesystem => "can touch the directories it is granted",
             ImportClass::Http => "can send HTTP requests (through host egress checks)",
             ImportClass::Sockets => "raw network sockets: never linked, calls trap",

@@ -7,5 +7,5 @@
 mod outcome;
 mod spec;
 
-pub use outcome::{ErrorKind, ToolError, ToolOutcome, ToolOutput};
+pub use outcome::{ErrorKind, ToolError, ToolOutcome, ToolOutput, hide_paths_in};
 pub use spec::{Annotations, ToolName, ToolNameError, ToolSpec};

@@ -34,18 +34,7 @@ impl ToolOutcome {
     /// and denial text, so what a model reads carries no host paths.
     /// Longer paths are replaced first; `/` and empty paths are ignored.
     pub fn hide_paths(self, paths: &[String]) -> ToolOutcome {
-        let mut paths: Vec<&str> = paths
-            .iter()
-            .map(String::as_str)
-            .filter(|p| p.len() > 1)
-            .collect();
-        paths.sort_by_key(|p| std::cmp::Reverse(p.len()));
-        let hide = |mut text: String| {
-            for p in &paths {
-                text = text.replace(p, "<workspace>");
-            }
-            text
-        };
+        let hide = |text: String| hide_paths_in(text, paths);
         match self {
             ToolOutcome::Error(e) => ToolOutcome::Error(ToolError::new(e.kind, hide(e.message))),
             ToolOutcome::Denied { reason } => ToolOutcome::Denied {
@@ -64,6 +53,21 @@ impl ToolOutcome {
             ToolOutcome::Denied { reason } => format!("denied: {reason}"),
         }
     }
+}
+
+/// `text` with each of `paths` replaced by `<workspace>`, longer paths
+/// first; `/` and empty paths are ignored.
+pub fn hide_paths_in(mut text: String, paths: &[String]) -> String {
+    let mut paths: Vec<&str> = paths
+        .iter()
+        .map(String::as_str)
+        .filter(|p| p.len() > 1)
+        .collect();
+    paths.sort_by_key(|p| std::cmp::Reverse(p.len()));
+    for p in &paths {
+        text = text.replace(p, "<workspace>");
+    }
+    text
 }
 
 /// A successful result.

@@ -5,9 +5,11 @@ use std::time::{Duration, Instant};
 
 use wasmtime::{Store, UpdateDeadline};
 
+use super::bindings::ToolPluginPre;
 use super::bindings::types;
 use super::component::LoadedPlugin;
 use super::egress_report::{redact_report, with_denials};
+use super::fan_out::Workers;
 use super::limits::{Limits, MAX_MEMORY_BYTES};
 use super::pipe::CappedPipe;
 use super::state::{
@@ -63,6 +65,9 @@ pub struct CallReport {
     pub network_denials_dropped: u64,
     /// What the call did with its grant, as the host's WASI layer saw it.
     pub exercised: Exercised,
+    /// Worker instances the call ran through `fan-out` (their logs, file
+    /// and network use and refusals are in this report).
+    pub workers: u64,
     #[serde(with = "duration_ms")]
     pub duration: Duration,
 }
@@ -86,6 +91,7 @@ impl CallReport {
             network_denials: Vec::new(),
             network_denials_dropped: 0,
             exercised: Exercised::default(),
+            workers: 0,
             duration: Duration::ZERO,
         }
     }
@@ -152,6 +158,9 @@ impl LoadedPlugin {
                         req.cancel.clone(),
                     )));
                 }
+                if self.fans_out {
+                    state.workers = self.workers(&req, &stdout);
+                }
                 let mut store = new_store(&self.engine, state, &limits);
                 let mut outcome = self.run(&mut store, &req, &limits);
                 let state = store.into_data();
@@ -167,6 +176,7 @@ impl LoadedPlugin {
                 report.logs = state.logs;
                 report.logs_dropped = state.logs_dropped;
                 report.progress = state.progress;
+                report.workers = state.workers_run;
                 let boundary = state.fs_boundary.into_report();
                 report.boundary_denials = boundary.denials;
                 report.boundary_denials_dropped = boundary.denials_dropped;
@@ -180,13 +190,7 @@ impl LoadedPlugin {
         report.stdout_dropped = out.dropped;
         report.stderr = String::from_utf8_lossy(&err.bytes).into_owned();
         report.stderr_dropped = err.dropped;
-        let hidden: Vec<String> = req
-            .grant
-            .filesystem
-            .iter()
-            .map(|fs| fs.host_dir.display().to_string())
-            .collect();
-        report.outcome = outcome.hide_paths(&hidden);
+        report.outcome = outcome.hide_paths(&hidden_paths(req.grant));
         report.duration = started.elapsed();
         if !redactor.is_empty() {
             redact_report(&mut report, &redactor);
@@ -204,36 +208,87 @@ impl LoadedPlugin {
             Ok(pre) => pre,
             Err(e) => return host_error(e.to_string()),
         };
-        let instance = match pre.instantiate(&mut *store) {
-            Ok(i) => i,
-            Err(e) => return classify_trap(store, e, limits),
-        };
-        let context = types::CallContext {
-            call_id: req.call_id.clone(),
-            workspace: req
-                .grant
-                .filesystem
-                .as_ref()
-                .map(|_| GUEST_WORKSPACE.to_string()),
-            workspace_display: req
-                .grant
-                .filesystem
-                .as_ref()
-                .map(|fs| fs.host_dir.display().to_string()),
-            deadline_ms: u64::try_from(limits.deadline.as_millis()).unwrap_or(u64::MAX),
-        };
-        let result =
-            instance
-                .warden_tool_plugin()
-                .call_call(&mut *store, req.tool, req.input, &context);
-        match result {
-            Err(e) => classify_trap(store, e, limits),
-            // A call cancelled while it ran is cancelled, whatever it returned.
-            Ok(_) if req.cancel.is_cancelled() => ToolOutcome::Cancelled,
-            Ok(Err(e)) => ToolOutcome::Error(ToolError::new(guest_kind(e.kind), e.message)),
-            Ok(Ok(out)) => success(out, limits),
+        let context = call_context(req, limits);
+        match run_instance(&pre, store, req.tool, req.input, &context, limits) {
+            Ended::Returned(out) => success(out, limits),
+            Ended::Failed(e) => ToolOutcome::Error(e),
+            Ended::Cancelled => ToolOutcome::Cancelled,
         }
     }
+
+    /// What this call's workers need, should the guest fan out.
+    fn workers(&self, req: &CallRequest<'_>, stdout: &CappedPipe) -> Option<Box<Workers>> {
+        let pre = self.instance_pre(req.grant.link_profile()).ok()?;
+        Some(Box::new(Workers {
+            pre,
+            grant: req.grant.clone(),
+            tool: req.tool.to_string(),
+            context: call_context(req, req.limits),
+            stdout: stdout.clone(),
+        }))
+    }
+}
+
+/// How a guest's `call` ended, before its output is checked.
+pub(super) enum Ended {
+    /// It returned normally; the output is the guest's, unchecked.
+    Returned(types::ToolOutput),
+    /// It returned an error, trapped or hit a limit.
+    Failed(ToolError),
+    /// The user cancelled the call while it ran.
+    Cancelled,
+}
+
+/// The context a call's guest receives.
+fn call_context(req: &CallRequest<'_>, limits: &Limits) -> types::CallContext {
+    types::CallContext {
+        call_id: req.call_id.clone(),
+        workspace: req
+            .grant
+            .filesystem
+            .as_ref()
+            .map(|_| GUEST_WORKSPACE.to_string()),
+        workspace_display: req
+            .grant
+            .filesystem
+            .as_ref()
+            .map(|fs| fs.host_dir.display().to_string()),
+        deadline_ms: u64::try_from(limits.deadline.as_millis()).unwrap_or(u64::MAX),
+    }
+}
+
+/// Instantiate `pre` in `store` and run `tool` on `input`.
+pub(super) fn run_instance(
+    pre: &ToolPluginPre<CallState>,
+    store: &mut Store<CallState>,
+    tool: &str,
+    input: &str,
+    context: &types::CallContext,
+    limits: &Limits,
+) -> Ended {
+    let instance = match pre.instantiate(&mut *store) {
+        Ok(i) => i,
+        Err(e) => return classify_trap(store, e, limits),
+    };
+    let result = instance
+        .warden_tool_plugin()
+        .call_call(&mut *store, tool, input, context);
+    match result {
+        Err(e) => classify_trap(store, e, limits),
+        // A call cancelled while it ran is cancelled, whatever it returned.
+        Ok(_) if store.data().cancel.is_cancelled() => Ended::Cancelled,
+        Ok(Err(e)) => Ended::Failed(ToolError::new(guest_kind(e.kind), e.message)),
+        Ok(Ok(out)) => Ended::Returned(out),
+    }
+}
+
+/// The host paths a call's error text must not show.
+pub(super) fn hidden_paths(grant: &Grant) -> Vec<String> {
+    grant
+        .filesystem
+        .iter()
+        .map(|fs| fs.host_dir.display().to_string())
+        .collect()
 }
 
 /// A store for one call with every limit applied: memory through the
@@ -254,6 +309,20 @@ pub(crate) fn new_store(
     store
 }
 
+/// Cut `text` to the output cap, with a marker saying so; true if it was cut.
+pub(super) fn cap_text(text: &mut String, limits: &Limits) -> bool {
+    if text.len() <= limits.output_bytes {
+        return false;
+    }
+    let total = text.len();
+    text.truncate(floor_char_boundary(text, limits.output_bytes));
+    text.push_str(&format!(
+        "\n[output truncated by the host: {total} bytes exceeded the {}-byte cap]",
+        limits.output_bytes
+    ));
+    true
+}
+
 fn success(out: types::ToolOutput, limits: &Limits) -> ToolOutcome {
     let structured = match out
         .structured
@@ -270,16 +339,7 @@ fn success(out: types::ToolOutput, limits: &Limits) -> ToolOutcome {
         }
     };
     let mut text = out.text;
-    let mut truncated = false;
-    if text.len() > limits.output_bytes {
-        let total = text.len();
-        text.truncate(floor_char_boundary(&text, limits.output_bytes));
-        text.push_str(&format!(
-            "\n[output truncated by the host: {total} bytes exceeded the {}-byte cap]",
-            limits.output_bytes
-        ));
-        truncated = true;
-    }
+    let truncated = cap_text(&mut text, limits);
     ToolOutcome::Success(ToolOutput {
         text,
         structured,
@@ -299,11 +359,11 @@ fn guest_kind(kind: types::ErrorKind) -> ErrorKind {
 }
 
 /// Map a trap to the outcome that explains it.
-fn classify_trap(store: &Store<CallState>, err: wasmtime::Error, limits: &Limits) -> ToolOutcome {
+fn classify_trap(store: &Store<CallState>, err: wasmtime::Error, limits: &Limits) -> Ended {
     if let Some(Interrupted(why)) = err.downcast_ref::<Interrupted>() {
         return match why {
-            Interrupt::Cancelled => ToolOutcome::Cancelled,
-            Interrupt::Deadline => ToolOutcome::Error(ToolError::new(
+            Interrupt::Cancelled => Ended::Cancelled,
+            Interrupt::Deadline => Ended::Failed(ToolError::new(
                 ErrorKind::Timeout,
                 format!(
                     "the call ran past its {} deadline and was stopped",
@@ -314,7 +374,7 @@ fn classify_trap(store: &Store<CallState>, err: wasmtime::Error, limits: &Limits
     }
     let state = store.data();
     if state.memory_refused {
-        return ToolOutcome::Error(ToolError::new(
+        return Ended::Failed(ToolError::new(
             ErrorKind::MemoryLimit,
             format!(
                 "the plugin tried to use more than its {} MiB memory limit and was stopped",
@@ -324,11 +384,11 @@ fn classify_trap(store: &Store<CallState>, err: wasmtime::Error, limits: &Limits
     }
     let text = format!("{err:#}");
     if let Some(message) = host_limit_message(&text, limits) {
-        return ToolOutcome::Error(ToolError::new(ErrorKind::LimitExceeded, message));
+        return Ended::Failed(ToolError::new(ErrorKind::LimitExceeded, message));
     }
     if let Some(rest) = text.split("unknown import: `").nth(1) {
         let name = rest.split(['`', '#']).next().unwrap_or("an interface");
-        return ToolOutcome::Error(ToolError::new(
+        return Ended::Failed(ToolError::new(
             ErrorKind::PermissionDenied,
             format!("the plugin called {name}, which its grant does not include"),
         ));
@@ -340,7 +400,7 @@ fn classify_trap(store: &Store<CallState>, err: wasmtime::Error, limits: &Limits
         Some(p) => format!("the plugin panicked: {p} ({root})"),
         None => format!("the plugin crashed: {root}"),
     };
-    ToolOutcome::Error(ToolError::new(ErrorKind::Crashed, message))
+    Ended::Failed(ToolError::new(ErrorKind::Crashed, message))
 }
 
 /// Explain a trap raised by one of the WASI host-call limits, if it is one.

@@ -6,6 +6,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use wasmtime::Engine;
 use wasmtime::component::Component;
+use wasmtime::component::types::ComponentItem;
 
 use super::bindings::ToolPluginPre;
 use super::state::CallState;
@@ -14,7 +15,7 @@ use crate::plugin::{Manifest, ManifestError};
 use crate::protocol::{ToolName, ToolSpec};
 
 /// The WIT package versions this host can run.
-pub const SUPPORTED_WIT: &[&str] = &["0.1.0"];
+pub const SUPPORTED_WIT: &[&str] = &["0.1.0", "0.1.1"];
 
 /// The interface every plugin must export, without its version.
 pub const PLUGIN_EXPORT: &str = "warden:tool/plugin";
@@ -58,6 +59,8 @@ pub struct LoadedPlugin {
     pub(crate) component: Component,
     pub meta: PluginMeta,
     pub sha256: String,
+    /// The component imports `fan-out`, so its calls get workers set up.
+    pub(crate) fans_out: bool,
     pres: Mutex<HashMap<LinkProfile, ToolPluginPre<CallState>>>,
     validators: Mutex<HashMap<String, Arc<jsonschema::Validator>>>,
 }
@@ -79,6 +82,7 @@ impl LoadedPlugin {
         sha256: String,
     ) -> Self {
         LoadedPlugin {
+            fans_out: imports_fan_out(&engine, &component),
             engine,
             component,
             meta,
@@ -142,6 +146,22 @@ impl LoadedPlugin {
     }
 }
 
+/// True if `component` imports the host's `fan-out` function.
+fn imports_fan_out(engine: &Engine, component: &Component) -> bool {
+    component
+        .component_type()
+        .imports(engine)
+        .any(|(name, item)| match item.ty {
+            ComponentItem::ComponentInstance(instance) if name.starts_with(HOST_IMPORT) => instance
+                .exports(engine)
+                .any(|(export, _)| export == "fan-out"),
+            _ => false,
+        })
+}
+
+/// The host interface every plugin may import, without its version.
+const HOST_IMPORT: &str = "warden:tool/host@";
+
 /// The imports of `component` and the `warden:tool` version it exports.
 pub(crate) fn interface_facts(
     engine: &Engine,
@@ -165,7 +185,7 @@ pub(crate) fn interface_facts(
     }
     for import in &imports {
         if let Some(v) = import
-            .strip_prefix("warden:tool/host@")
+            .strip_prefix(HOST_IMPORT)
             .or_else(|| import.strip_prefix("warden:tool/types@"))
             && v != version
         {

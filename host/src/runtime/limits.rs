@@ -36,6 +36,14 @@ pub struct Limits {
     /// Outgoing HTTP requests per call. Default 64.
     #[serde(default = "default_http_requests")]
     pub http_requests: u64,
+    /// Workers a call's `fan-out` runs at once, at most the host's cores
+    /// (and 8). Default 8: one per core. 1 runs them one at a time.
+    #[serde(default = "default_workers")]
+    pub workers: u32,
+}
+
+fn default_workers() -> u32 {
+    super::fan_out::MAX_WORKERS
 }
 
 fn default_http_request_bytes() -> u64 {
@@ -66,6 +74,7 @@ impl Default for Limits {
             http_request_bytes: default_http_request_bytes(),
             http_response_bytes: default_http_response_bytes(),
             http_requests: default_http_requests(),
+            workers: default_workers(),
         }
     }
 }
@@ -89,6 +98,7 @@ pub const LIMIT_KEYS: &[&str] = &[
     "http-request-bytes",
     "http-response-bytes",
     "http-requests",
+    "workers",
 ];
 
 impl Limits {
@@ -118,6 +128,10 @@ impl Limits {
             "http-request-bytes" => self.http_request_bytes = value,
             "http-response-bytes" => self.http_response_bytes = value,
             "http-requests" => self.http_requests = value,
+            "workers" => {
+                self.workers =
+                    u32::try_from(value).map_err(|_| format!("limit {key} is too large"))?;
+            }
             other => {
                 return Err(format!(
                     "unknown limit {other:?}; limits are: {}",

@@ -10,6 +10,7 @@ mod call;
 mod component;
 mod egress_report;
 mod engine;
+mod fan_out;
 mod limits;
 mod pipe;
 mod state;
@@ -25,6 +26,7 @@ pub use cache::{CompileCache, wasmtime_version};
 pub use call::{CallReport, CallRequest};
 pub use component::{LoadError, LoadedPlugin, PLUGIN_EXPORT, PluginMeta, SUPPORTED_WIT};
 pub use engine::{MAX_CONCURRENT_INSTANCES, TICK};
+pub use fan_out::{MAX_TASKS, MAX_WORKERS, parallelism};
 pub use limits::{LIMIT_KEYS, Limits, MAX_MEMORY_BYTES};
 pub use pipe::{CappedPipe, Captured};
 pub use state::{

@@ -5,7 +5,7 @@
 //! into the next call.
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::Instant;
 
 use wasmtime::ResourceLimiter;
@@ -13,7 +13,8 @@ use wasmtime::component::ResourceTable;
 use wasmtime_wasi::filesystem::WasiFilesystemCtxView;
 use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
 
-use super::bindings::host;
+use super::bindings::{host, types};
+use super::fan_out::{self, Workers};
 use super::limits::Limits;
 use super::pipe::CappedPipe;
 use wasmtime_wasi_http::{WasiHttpCtx, WasiHttpCtxView, WasiHttpView};
@@ -95,11 +96,20 @@ pub struct CallState {
     log_bytes: usize,
     pub(crate) logs_dropped: u64,
     pub(crate) progress: Vec<ProgressEvent>,
-    progress_sink: Option<ProgressSink>,
+    pub(super) progress_sink: Option<ProgressSink>,
     /// Set when the limiter refused a memory growth.
     pub(crate) memory_refused: bool,
     /// Linear memory committed across all of the instance's memories.
-    memory_total: usize,
+    pub(super) memory_mine: usize,
+    /// The call's memory limit, shared with the workers it fans out to.
+    pub(super) memory: Arc<MemoryBudget>,
+    /// What `fan-out` needs to start workers; `None` when the call runs
+    /// none (the plugin does not import `fan-out`, or this is a worker).
+    pub(super) workers: Option<Box<Workers>>,
+    /// This instance is a worker started by `fan-out`.
+    pub(super) is_worker: bool,
+    /// Workers this call's `fan-out`s ran.
+    pub(super) workers_run: u64,
     /// When an epoch check first saw the cancellation.
     cancel_seen: Option<Instant>,
     /// `wasi:http` state; used only when the grant links it.
@@ -121,6 +131,7 @@ impl CallState {
     ) -> Self {
         let mut table = ResourceTable::new();
         table.set_max_capacity(limits.resource_handles);
+        let memory = Arc::new(MemoryBudget::new(limits.memory_bytes));
         CallState {
             wasi,
             table,
@@ -137,7 +148,11 @@ impl CallState {
             progress: Vec::new(),
             progress_sink,
             memory_refused: false,
-            memory_total: 0,
+            memory_mine: 0,
+            memory,
+            workers: None,
+            is_worker: false,
+            workers_run: 0,
             cancel_seen: None,
             http: WasiHttpCtx::new(),
             egress: EgressHooks::default(),
@@ -223,14 +238,12 @@ impl ResourceLimiter for CallState {
         desired: usize,
         _maximum: Option<usize>,
     ) -> wasmtime::Result<bool> {
-        let total = self
-            .memory_total
-            .saturating_add(desired.saturating_sub(current));
-        if total > self.limits.memory_bytes {
+        let delta = desired.saturating_sub(current);
+        if !self.memory.take(delta) {
             self.memory_refused = true;
             return Ok(false);
         }
-        self.memory_total = total;
+        self.memory_mine += delta;
         Ok(true)
     }
 
@@ -252,15 +265,60 @@ fn far_future() -> Instant {
 /// Table elements a guest may grow to; tables hold function references.
 const MAX_TABLE_ELEMENTS: usize = 100_000;
 
-impl host::Host for CallState {
-    fn log(&mut self, level: host::LogLevel, message: String) {
+/// Linear memory a call may commit, across its own instance and the
+/// workers it fans out to.
+#[derive(Debug)]
+pub(crate) struct MemoryBudget {
+    used: AtomicUsize,
+    cap: usize,
+}
+
+impl MemoryBudget {
+    fn new(cap: usize) -> Self {
+        MemoryBudget {
+            used: AtomicUsize::new(0),
+            cap,
+        }
+    }
+
+    /// Commit `bytes` more, unless that would pass the cap.
+    fn take(&self, bytes: usize) -> bool {
+        self.used
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |used| {
+                used.checked_add(bytes).filter(|total| *total <= self.cap)
+            })
+            .is_ok()
+    }
+
+    /// Give back `bytes` a finished worker's instance had committed.
+    pub(super) fn release(&self, bytes: usize) {
+        self.used.fetch_sub(bytes, Ordering::AcqRel);
+    }
+}
+
+impl CallState {
+    /// Keep `line` if the log caps allow it, else count it as dropped.
+    pub(super) fn push_log(&mut self, line: LogLine) {
         let full = self.logs.len() >= self.limits.log_lines
-            || self.log_bytes + message.len() > self.limits.log_bytes;
+            || self.log_bytes + line.message.len() > self.limits.log_bytes;
         if full {
             self.logs_dropped += 1;
             return;
         }
-        self.log_bytes += message.len();
+        self.log_bytes += line.message.len();
+        self.logs.push(line);
+    }
+
+    /// Keep `event` if the progress cap allows it.
+    pub(super) fn push_progress(&mut self, event: ProgressEvent) {
+        if self.progress.len() < self.limits.progress_events {
+            self.progress.push(event);
+        }
+    }
+}
+
+impl host::Host for CallState {
+    fn log(&mut self, level: host::LogLevel, message: String) {
         let level = match level {
             host::LogLevel::Trace => LogLevel::Trace,
             host::LogLevel::Debug => LogLevel::Debug,
@@ -268,7 +326,7 @@ impl host::Host for CallState {
             host::LogLevel::Warn => LogLevel::Warn,
             host::LogLevel::Error => LogLevel::Error,
         };
-        self.logs.push(LogLine { level, message });
+        self.push_log(LogLine { level, message });
     }
 
     fn progress(&mut self, message: String, fraction: Option<f32>) {
@@ -289,6 +347,25 @@ impl host::Host for CallState {
 
     fn is_cancelled(&mut self) -> bool {
         self.cancel.is_cancelled()
+    }
+
+    fn parallelism(&mut self) -> u32 {
+        if self.workers.is_some() {
+            fan_out::workers_at_once(&self.limits)
+        } else {
+            1
+        }
+    }
+
+    fn is_worker(&mut self) -> bool {
+        self.is_worker
+    }
+
+    fn fan_out(
+        &mut self,
+        tasks: Vec<String>,
+    ) -> Result<Vec<Result<types::ToolOutput, types::ToolError>>, host::FanOutError> {
+        fan_out::fan_out(self, tasks)
     }
 }
 

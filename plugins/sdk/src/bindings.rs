@@ -1,8 +1,8 @@
-//! Generated guest bindings for `warden:tool@0.1.0`, kept out of the public
+//! Generated guest bindings for `warden:tool@0.1.1`, kept out of the public
 //! surface: plugin authors see [`crate::Tool`], never these types.
 
 wit_bindgen::generate!({
-    path: "../../wit/0.1.0",
+    path: "../../wit/0.1.1",
     world: "tool-plugin",
     export_macro_name: "__export_bindings",
     pub_export_macro: true,
@@ -31,7 +31,12 @@ impl<R: Registry> Guest for R {
             });
         };
         let cx = Context::from_wit(context);
-        match tool.call_json(&input, &cx) {
+        let result = if host::is_worker() {
+            tool.work(&input, &cx)
+        } else {
+            tool.call_json(&input, &cx)
+        };
+        match result {
             Ok(out) => Ok(ToolOutput {
                 text: out.text,
                 structured: out.structured.map(|v| v.to_string()),

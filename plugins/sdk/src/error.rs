@@ -72,6 +72,18 @@ impl ToolError {
         }
     }
 
+    pub(crate) fn from_wit(e: bindings::ToolError) -> Self {
+        let kind = match e.kind {
+            bindings::ErrorKind::InvalidInput => ErrorKind::InvalidInput,
+            bindings::ErrorKind::NotFound => ErrorKind::NotFound,
+            bindings::ErrorKind::PermissionDenied => ErrorKind::PermissionDenied,
+            bindings::ErrorKind::Io => ErrorKind::Io,
+            bindings::ErrorKind::Timeout => ErrorKind::Timeout,
+            bindings::ErrorKind::Internal => ErrorKind::Internal,
+        };
+        ToolError::new(kind, e.message)
+    }
+
     pub(crate) fn into_wit(self) -> bindings::ToolError {
         let kind = match self.kind {
             ErrorKind::InvalidInput => bindings::ErrorKind::InvalidInput,

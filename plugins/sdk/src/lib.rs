@@ -39,15 +39,17 @@ mod error;
 #[cfg(feature = "http")]
 pub mod http;
 mod path;
+mod workers;
 
 pub use context::{Context, LogLevel, is_cancelled, log, progress};
 pub use error::{ErrorKind, ToolError};
 pub use path::WorkspacePath;
 pub use serde;
 pub use serde_json;
+pub use workers::{FanOutError, fan_out, is_worker, parallelism};
 
 /// The version of the WIT contract this SDK builds plugins against.
-pub const WIT_VERSION: &str = "0.1.0";
+pub const WIT_VERSION: &str = "0.1.1";
 
 /// Behaviour hints shown to the host. They inform scheduling and approval
 /// prompts; the host never relies on them for security.
@@ -130,6 +132,17 @@ pub trait Tool: Sync + 'static {
 
     /// Run the tool.
     fn call(&self, input: Self::Input, cx: &Context) -> Result<Output, ToolError>;
+
+    /// Run one task that a call of this tool passed to [`fan_out`], in a
+    /// worker. A tool that never fans out keeps this default, which
+    /// refuses.
+    fn work(&self, task: &str, cx: &Context) -> Result<Output, ToolError> {
+        let _ = (task, cx);
+        Err(ToolError::internal(format!(
+            "{} does not run worker tasks",
+            Self::NAME
+        )))
+    }
 }
 
 /// Object-safe view of a [`Tool`], used by the registry the macro builds.
@@ -138,6 +151,7 @@ pub trait DynTool: Sync {
     fn name(&self) -> &'static str;
     fn spec(&self) -> bindings::ToolSpec;
     fn call_json(&self, input: &str, cx: &Context) -> Result<Output, ToolError>;
+    fn work(&self, task: &str, cx: &Context) -> Result<Output, ToolError>;
 }
 
 impl<T: Tool> DynTool for T {
@@ -164,6 +178,10 @@ impl<T: Tool> DynTool for T {
         let input: T::Input = serde_json::from_str(input)
             .map_err(|e| ToolError::invalid_input(format!("invalid input for {}: {e}", T::NAME)))?;
         self.call(input, cx)
+    }
+
+    fn work(&self, task: &str, cx: &Context) -> Result<Output, ToolError> {
+        Tool::work(self, task, cx)
     }
 }
 

@@ -140,6 +140,28 @@ impl FsBoundary {
         }
     }
 
+    /// Take in what another instance of the same call saw (a worker
+    /// started by `fan-out`), under this boundary's caps. A refusal the
+    /// call already holds is not repeated: workers splitting one walk each
+    /// meet the same protected directory.
+    pub fn absorb(&mut self, other: BoundaryReport) {
+        for denial in other.denials {
+            if self.denials.contains(&denial) {
+                continue;
+            }
+            if self.denials.len() >= MAX_BOUNDARY_DENIALS {
+                self.denials_dropped += 1;
+            } else {
+                self.denials.push(denial);
+            }
+        }
+        self.denials_dropped += other.denials_dropped;
+        for used in other.exercised.files {
+            self.uses.note(used.op, used.path, used.to);
+        }
+        self.uses.count_dropped(other.exercised.files_dropped);
+    }
+
     /// Note that `op` succeeded on the host path `path` (moving it to
     /// `to`, for a rename), named as refusals name paths.
     pub(super) fn used(&mut self, op: FileOp, path: Option<String>, to: Option<String>) {

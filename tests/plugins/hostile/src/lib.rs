@@ -10,6 +10,7 @@
 //! would not show.
 
 mod exhaust;
+mod fan;
 mod files;
 mod hostcalls;
 mod meta;
@@ -82,4 +83,5 @@ register!(
     hostcalls::Progress,
     protected::ClobberGitConfig,
     script::FsScript,
+    fan::FanOut,
 );

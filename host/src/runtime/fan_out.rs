@@ -1,0 +1,296 @@
+//! `fan-out`: one call's work split across parallel workers.
+//!
+//! A guest that imports `fan-out` hands the host a list of tasks; each task
+//! runs in a worker, a fresh instance of the same plugin calling the same
+//! tool with the task as its input. Workers are part of the call, never a
+//! way around it:
+//! - the same grant, filesystem boundary and egress checks, built anew for
+//!   each worker from the call's grant;
+//! - the call's deadline and cancellation token;
+//! - one memory limit for the call, shared by its instance and all its
+//!   workers ([`super::state::MemoryBudget`]);
+//! - the other per-instance limits (host-call fuel, handles, output) as
+//!   the call has them;
+//! - the workers' logs, progress, stdout, stderr, file uses, refusals and
+//!   network use end up in the call's own report and audit record.
+//!
+//! A worker cannot fan out again, at most [`workers_at_once`] run at once, and
+//! results come back in task order whatever order workers finish in.
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, OnceLock};
+use std::time::Instant;
+
+use super::bindings::{ToolPluginPre, host, types};
+use super::call::{Ended, cap_text, hidden_paths, new_store, run_instance};
+use super::limits::Limits;
+use super::pipe::CappedPipe;
+use super::state::{CallState, CancelToken, LogLine, MemoryBudget, ProgressEvent, ProgressSink};
+use crate::capability::egress::EgressCall;
+use crate::capability::{BoundaryReport, FsBoundary, Grant, build_wasi};
+use crate::protocol::{ErrorKind, ToolError, hide_paths_in};
+
+/// The most tasks one `fan-out` accepts.
+pub const MAX_TASKS: usize = 64;
+
+/// The most workers that run at once, however many cores there are.
+pub const MAX_WORKERS: u32 = 8;
+
+/// What a call's workers are started from, set up before the call runs.
+pub(crate) struct Workers {
+    pub(crate) pre: ToolPluginPre<CallState>,
+    pub(crate) grant: Grant,
+    pub(crate) tool: String,
+    pub(crate) context: types::CallContext,
+    pub(crate) stdout: CappedPipe,
+}
+
+/// How many workers run at once: the machine's cores, at most
+/// [`MAX_WORKERS`].
+pub fn parallelism() -> u32 {
+    static CORES: OnceLock<u32> = OnceLock::new();
+    *CORES.get_or_init(|| {
+        std::thread::available_parallelism()
+            .map_or(1, |n| u32::try_from(n.get()).unwrap_or(u32::MAX))
+            .clamp(1, MAX_WORKERS)
+    })
+}
+
+/// How many workers a call under `limits` runs at once.
+pub(super) fn workers_at_once(limits: &Limits) -> u32 {
+    parallelism().min(limits.workers).max(1)
+}
+
+/// One guest result, as `fan-out` returns it.
+type GuestResult = Result<types::ToolOutput, types::ToolError>;
+
+/// What one worker left behind for its parent.
+struct Done {
+    result: GuestResult,
+    logs: Vec<LogLine>,
+    logs_dropped: u64,
+    progress: Vec<ProgressEvent>,
+    boundary: BoundaryReport,
+}
+
+impl Done {
+    /// A worker that could not run at all.
+    fn failed(e: ToolError) -> Done {
+        Done {
+            result: Err(guest_error(e)),
+            logs: Vec::new(),
+            logs_dropped: 0,
+            progress: Vec::new(),
+            boundary: BoundaryReport::default(),
+        }
+    }
+}
+
+/// The parent's state every worker shares.
+struct Shared<'a> {
+    workers: &'a Workers,
+    limits: &'a Limits,
+    deadline: Instant,
+    cancel: CancelToken,
+    stderr: CappedPipe,
+    progress: Option<ProgressSink>,
+    egress: Option<Arc<EgressCall>>,
+    memory: Arc<MemoryBudget>,
+    hidden: Vec<String>,
+}
+
+/// Run `tasks` in workers for the call whose instance holds `state`.
+pub(super) fn fan_out(
+    state: &mut CallState,
+    tasks: Vec<String>,
+) -> Result<Vec<GuestResult>, host::FanOutError> {
+    if state.is_worker {
+        return Err(host::FanOutError::Nested);
+    }
+    if tasks.len() > MAX_TASKS {
+        return Err(host::FanOutError::TooManyTasks);
+    }
+    let Some(workers) = state.workers.take() else {
+        return Err(host::FanOutError::Unavailable);
+    };
+    let done = {
+        let shared = Shared {
+            workers: &workers,
+            limits: &state.limits,
+            deadline: state.deadline,
+            cancel: state.cancel.clone(),
+            stderr: state.stderr.clone(),
+            progress: state.progress_sink.clone(),
+            egress: state.egress_call.clone(),
+            memory: state.memory.clone(),
+            hidden: hidden_paths(&workers.grant),
+        };
+        run_all(&shared, &tasks)
+    };
+    state.workers = Some(workers);
+    state.workers_run += tasks.len() as u64;
+    let mut results = Vec::with_capacity(done.len());
+    for d in done {
+        for line in d.logs {
+            state.push_log(line);
+        }
+        state.logs_dropped += d.logs_dropped;
+        for event in d.progress {
+            state.push_progress(event);
+        }
+        state.fs_boundary.absorb(d.boundary);
+        results.push(d.result);
+    }
+    Ok(results)
+}
+
+/// Run every task, at most [`workers_at_once`] at once, each on its own
+/// thread (the calling thread is inside the parent's guest, so it waits).
+fn run_all(shared: &Shared<'_>, tasks: &[String]) -> Vec<Done> {
+    let next = AtomicUsize::new(0);
+    let threads = (workers_at_once(shared.limits) as usize).min(tasks.len());
+    let mut done: Vec<Option<Done>> = std::iter::repeat_with(|| None).take(tasks.len()).collect();
+    std::thread::scope(|s| {
+        let handles: Vec<_> = (0..threads)
+            .filter_map(|_| {
+                std::thread::Builder::new()
+                    .name("warden-worker".into())
+                    .spawn_scoped(s, || {
+                        let mut mine = Vec::new();
+                        loop {
+                            let i = next.fetch_add(1, Ordering::Relaxed);
+                            let Some(task) = tasks.get(i) else {
+                                return mine;
+                            };
+                            mine.push((i, run_one(shared, i, task)));
+                        }
+                    })
+                    .ok()
+            })
+            .collect();
+        for handle in handles {
+            // A worker thread that panicked leaves its tasks unfinished;
+            // they are reported as failed below.
+            for (i, d) in handle.join().unwrap_or_default() {
+                done[i] = Some(d);
+            }
+        }
+    });
+    done.into_iter()
+        .map(|d| {
+            d.unwrap_or_else(|| {
+                Done::failed(ToolError::new(
+                    ErrorKind::Host,
+                    "the host could not run this worker",
+                ))
+            })
+        })
+        .collect()
+}
+
+/// Run task `index` in a fresh instance under the parent call's grant,
+/// deadline, cancellation and shared memory limit.
+fn run_one(shared: &Shared<'_>, index: usize, task: &str) -> Done {
+    let (workers, limits) = (shared.workers, shared.limits);
+    let wasi = match build_wasi(&workers.grant, limits, &workers.stdout, &shared.stderr) {
+        Ok(wasi) => wasi,
+        Err(e) => {
+            return Done::failed(ToolError::new(
+                ErrorKind::Host,
+                format!("cannot open the workspace for a worker: {}", e.kind()),
+            ));
+        }
+    };
+    let mut state = CallState::new(
+        wasi,
+        FsBoundary::for_grant(&workers.grant),
+        shared.stderr.clone(),
+        limits.clone(),
+        shared.cancel.clone(),
+        shared.progress.clone(),
+    );
+    state.deadline = shared.deadline;
+    state.is_worker = true;
+    state.memory = shared.memory.clone();
+    if let Some(egress) = &shared.egress {
+        state.set_egress(egress.clone());
+    }
+    let left = shared.deadline.saturating_duration_since(Instant::now());
+    let context = types::CallContext {
+        call_id: format!("{}/worker-{index}", workers.context.call_id),
+        deadline_ms: u64::try_from(left.as_millis()).unwrap_or(u64::MAX),
+        ..workers.context.clone()
+    };
+    let mut store = new_store(workers.pre.engine(), state, limits);
+    let ended = run_instance(
+        &workers.pre,
+        &mut store,
+        &workers.tool,
+        task,
+        &context,
+        limits,
+    );
+    let state = store.into_data();
+    state.memory.release(state.memory_mine);
+    let result = match ended {
+        Ended::Returned(out) => worker_output(out, limits),
+        Ended::Failed(e) => Err(guest_error(e)),
+        Ended::Cancelled => Err(guest_error(ToolError::new(
+            ErrorKind::Internal,
+            "the call was cancelled",
+        ))),
+    }
+    .map_err(|e| types::ToolError {
+        message: hide_paths_in(e.message, &shared.hidden),
+        ..e
+    });
+    Done {
+        result,
+        logs: state.logs,
+        logs_dropped: state.logs_dropped,
+        progress: state.progress,
+        boundary: state.fs_boundary.into_report(),
+    }
+}
+
+/// A worker's output as its parent receives it: the text under the call's
+/// output cap (cut with the usual marker), the structured part whole or
+/// refused, since cutting JSON would corrupt it.
+fn worker_output(mut out: types::ToolOutput, limits: &Limits) -> GuestResult {
+    if out
+        .structured
+        .as_ref()
+        .is_some_and(|s| s.len() > limits.output_bytes)
+    {
+        return Err(types::ToolError {
+            kind: types::ErrorKind::Internal,
+            message: format!(
+                "the worker's structured output passed the {}-byte output cap",
+                limits.output_bytes
+            ),
+        });
+    }
+    cap_text(&mut out.text, limits);
+    Ok(out)
+}
+
+/// A host error as the guest's error type. Kinds the guest's enum lacks
+/// become `internal`; the message says what happened.
+fn guest_error(e: ToolError) -> types::ToolError {
+    let kind = match e.kind {
+        ErrorKind::InvalidInput | ErrorKind::UnknownTool => types::ErrorKind::InvalidInput,
+        ErrorKind::NotFound => types::ErrorKind::NotFound,
+        ErrorKind::PermissionDenied => types::ErrorKind::PermissionDenied,
+        ErrorKind::Io => types::ErrorKind::Io,
+        ErrorKind::Timeout => types::ErrorKind::Timeout,
+        ErrorKind::Internal
+        | ErrorKind::MemoryLimit
+        | ErrorKind::LimitExceeded
+        | ErrorKind::Crashed
+        | ErrorKind::Host => types::ErrorKind::Internal,
+    };
+    types::ToolError {
+        kind,
+        message: e.message,
+    }
+}
