@@ -308,3 +308,62 @@ fn errors_are_clear() {
         assert_no_host_paths(&msg, &sb);
     }
 }
+
+/// `input` run with one worker at a time (one walk) and with the default
+/// (the search split across workers): the same text and results.
+#[track_caller]
+fn assert_split_matches_single(sb: &Sandbox, input: Value) {
+    let run = |workers: u32| {
+        let limits = Limits {
+            workers,
+            ..Limits::default()
+        };
+        let r = call_raw(
+            "grep",
+            &input.to_string(),
+            &sb.ws(),
+            WriteMode::ReadOnly,
+            limits,
+        );
+        let workers = r.report.as_ref().unwrap().workers;
+        (ok(&r).clone(), workers)
+    };
+    let (single, none) = run(1);
+    let (split, workers) = run(Limits::default().workers);
+    assert_eq!(none, 0, "one worker at a time: one walk, no fan-out");
+    if warden::runtime::parallelism() >= 2 {
+        assert!(workers >= 2, "the default splits the search: {workers}");
+    }
+    assert_eq!(split.text, single.text, "input {input}");
+    assert_eq!(split.structured, single.structured, "input {input}");
+}
+
+#[test]
+fn a_search_split_across_workers_prints_what_one_walk_prints() {
+    let sb = project();
+    for i in 0..60 {
+        let body: String = (0..20)
+            .map(|l| {
+                if (i * 3 + l) % 11 == 0 {
+                    format!("TODO {i} {l}\n")
+                } else {
+                    format!("line {i} {l}\n")
+                }
+            })
+            .collect();
+        sb.write(&format!("pkg{}/m{i:02}.rs", i % 5), body);
+    }
+    sb.write("pkg3/blob.bin", b"TODO\0\0");
+    sb.write("pkg4/.gitignore", "m*4.rs\n");
+    for input in [
+        json!({"pattern": "TODO"}),
+        json!({"pattern": "TODO", "context": 2}),
+        json!({"pattern": "TODO", "max_matches": 9}),
+        json!({"pattern": "TODO", "max_matches": 9, "after": 1}),
+        json!({"pattern": "TODO", "include_hidden": true, "glob": "!pkg2/**"}),
+        json!({"pattern": "TODO", "path": "pkg1"}),
+        json!({"pattern": "absent"}),
+    ] {
+        assert_split_matches_single(&sb, input);
+    }
+}

@@ -7,11 +7,12 @@
 
 mod run;
 mod searcher;
+mod shard;
 mod summary;
 mod walk;
 
 use regex::bytes::RegexBuilder;
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use warden_sdk::{
     Annotations, Context, Output, Tool, ToolError, register,
     serde_json::{Value, json},
@@ -32,7 +33,7 @@ register!(Grep);
 struct Grep;
 
 /// One glob or several.
-#[derive(Deserialize)]
+#[derive(Deserialize, Serialize, Clone)]
 #[serde(untagged)]
 pub(crate) enum Globs {
     /// A single glob.
@@ -42,7 +43,7 @@ pub(crate) enum Globs {
 }
 
 /// Input of `grep`; see the schema for each field.
-#[derive(Deserialize)]
+#[derive(Deserialize, Serialize, Clone)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct Input {
     pattern: String,
@@ -102,6 +103,10 @@ impl Tool for Grep {
     fn call(&self, input: Input, cx: &Context) -> Result<Output, ToolError> {
         let target = cx.path(&input.path)?;
         run::grep(&target, &input)
+    }
+
+    fn work(&self, task: &str, cx: &Context) -> Result<Output, ToolError> {
+        shard::work(task, |path| cx.path(path))
     }
 }
 

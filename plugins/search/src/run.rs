@@ -14,11 +14,11 @@ use warden_sdk::{Output, ToolError, WorkspacePath, serde_json::json};
 use crate::searcher::{Searcher, Sink};
 use crate::summary::{Tally, summary};
 #[cfg(not(target_family = "wasm"))]
-use crate::walk::native::NativeDir;
+use crate::walk::native::NativeDir as WalkDir;
 #[cfg(target_family = "wasm")]
-use crate::walk::wasi::WasiDir;
+use crate::walk::wasi::WasiDir as WalkDir;
 use crate::walk::{Contents, Dir, Flow, Walker, read_path};
-use crate::{Globs, Input, searcher};
+use crate::{Globs, Input, searcher, shard};
 
 /// Files larger than this are skipped rather than read whole.
 pub(crate) const MAX_FILE_SIZE: u64 = 64 * 1024 * 1024;
@@ -44,42 +44,32 @@ fn overrides(base: &Path, globs: Option<&Globs>) -> Result<Override, ToolError> 
 }
 
 /// Run the search of `target` (a directory or a file), showing paths as
-/// the target's own display path extended below it.
+/// the target's own display path extended below it. A directory is split
+/// across parallel workers when the host runs them (see [`crate::shard`]).
 pub(crate) fn grep(target: &WorkspacePath, input: &Input) -> Result<Output, ToolError> {
     let searcher = searcher(input)?;
     let shown = target.display();
     let meta = std::fs::metadata(target.guest()).map_err(|e| ToolError::from_io(&e, shown))?;
-    let mut sink = Sink::default();
-    let mut tally = Tally::default();
     if !meta.is_dir() && !meta.is_file() {
         return Err(ToolError::invalid_input(format!(
             "{shown}: not a regular file (a FIFO, socket or device); grep searches files and directories"
         )));
     }
+    let mut sink = Sink::default();
+    let mut tally = Tally::default();
     if !meta.is_dir() {
         let content = read_path(Path::new(target.guest()), MAX_FILE_SIZE)
             .map_err(|e| ToolError::from_io(&e, shown))?;
         search_contents(&searcher, shown, content, &mut sink, &mut tally);
+    } else if let Some((merged, merged_tally)) =
+        shard::fanned(target, input, &searcher, shard::shards(), shard::fan_out)
+    {
+        (sink, tally) = (merged, merged_tally);
     } else {
-        let base = target.guest().trim_end_matches('/');
-        let overrides = overrides(Path::new(base), input.glob.as_ref())?;
-        let mut walker = Walker::new(!input.include_hidden, &overrides);
-        let start = start(target, &mut walker).map_err(|e| ToolError::from_io(&e, shown))?;
-        let mut files = 0usize;
-        walker.walk(&start, base, &mut |dir, name, path| {
-            files += 1;
-            if files.is_multiple_of(64) && cancelled() {
-                tally.cancelled = true;
-                return Flow::Stop;
-            }
-            let below = path.get(base.len() + 1..).unwrap_or(name);
-            let shown = if shown == "." {
-                below.to_string()
-            } else {
-                format!("{}/{below}", shown.trim_end_matches('/'))
-            };
+        tally.cancelled = walk_files(target, input, &mut |dir, name, below| {
             // A file that vanished or cannot be read is skipped, as ripgrep does.
             if let Ok(content) = dir.read(name, MAX_FILE_SIZE) {
+                let shown = shown_below(shown, below);
                 search_contents(&searcher, &shown, content, &mut sink, &mut tally);
             }
             if sink.stop.is_some() {
@@ -87,37 +77,98 @@ pub(crate) fn grep(target: &WorkspacePath, input: &Input) -> Result<Output, Tool
             } else {
                 Flow::Continue
             }
-        });
+        })?;
     }
-    let summary = summary(&sink, &tally, searcher.max_matches);
+    Ok(finish(sink, &tally, &searcher))
+}
+
+/// The output of a search that found `sink`: the matches, then the summary.
+pub(crate) fn finish(mut sink: Sink, tally: &Tally, searcher: &Searcher) -> Output {
+    let summary = summary(&sink, tally, searcher.max_matches);
     sink.text.push_str(&summary);
     sink.text.push('\n');
     let truncated = sink.stop.is_some() || tally.cancelled;
     let structured = json!({"matches": sink.matches, "files": sink.files, "truncated": truncated});
-    Ok(Output::text(sink.text).with_structured(structured))
+    Output::text(sink.text).with_structured(structured)
+}
+
+/// The directory `target` walked in order, calling `visit(dir, name,
+/// below)` for each file to search, `below` being its path under the
+/// target. True if the walk stopped because the call was cancelled.
+pub(crate) fn walk_files<F>(
+    target: &WorkspacePath,
+    input: &Input,
+    visit: &mut F,
+) -> Result<bool, ToolError>
+where
+    F: FnMut(&WalkDir, &str, &str) -> Flow,
+{
+    let shown = target.display();
+    let base = target.guest().trim_end_matches('/');
+    let overrides = overrides(Path::new(base), input.glob.as_ref())?;
+    let mut walker = Walker::new(!input.include_hidden, &overrides);
+    let start = start(target, &mut walker).map_err(|e| ToolError::from_io(&e, shown))?;
+    let mut files = 0usize;
+    let mut cancelled = false;
+    walker.walk(&start, base, &mut |dir, name, path| {
+        files += 1;
+        if files.is_multiple_of(64) && is_cancelled() {
+            cancelled = true;
+            return Flow::Stop;
+        }
+        let below = path.get(base.len() + 1..).unwrap_or(name);
+        visit(dir, name, below)
+    });
+    Ok(cancelled)
+}
+
+/// How a file at `below` under the target shown as `shown` is shown.
+pub(crate) fn shown_below(shown: &str, below: &str) -> String {
+    if shown == "." {
+        below.to_string()
+    } else {
+        format!("{}/{below}", shown.trim_end_matches('/'))
+    }
+}
+
+/// A file's bytes sorted for the search.
+pub(crate) enum Sniffed {
+    /// Over [`MAX_FILE_SIZE`]: not read.
+    Large,
+    /// A NUL in the first 8 KiB.
+    Binary,
+    /// Searched.
+    Text(Vec<u8>),
+}
+
+/// Whether `content` is searched: not when it was too large to read or is
+/// binary (a NUL in its first 8 KiB).
+pub(crate) fn sniff(content: Contents) -> Sniffed {
+    match content {
+        Contents::TooLarge => Sniffed::Large,
+        Contents::Bytes(bytes) if memchr::memchr(0, &bytes[..bytes.len().min(SNIFF)]).is_some() => {
+            Sniffed::Binary
+        }
+        Contents::Bytes(bytes) => Sniffed::Text(bytes),
+    }
 }
 
 /// Search a file's contents, unless it is binary or was too large to read.
-fn search_contents(
+pub(crate) fn search_contents(
     s: &Searcher,
     shown: &str,
     content: Contents,
     sink: &mut Sink,
     tally: &mut Tally,
 ) {
-    let bytes = match content {
-        Contents::Bytes(bytes) => bytes,
-        Contents::TooLarge => {
-            tally.large += 1;
-            return;
+    match sniff(content) {
+        Sniffed::Large => tally.large += 1,
+        Sniffed::Binary => tally.binary += 1,
+        Sniffed::Text(bytes) => {
+            tally.searched += 1;
+            s.search(shown, &bytes, sink);
         }
-    };
-    if memchr::memchr(0, &bytes[..bytes.len().min(SNIFF)]).is_some() {
-        tally.binary += 1;
-        return;
     }
-    tally.searched += 1;
-    s.search(shown, &bytes, sink);
 }
 
 /// The directories from `target`'s root down to `target`, as (relative
@@ -148,7 +199,7 @@ fn descent(target: &WorkspacePath) -> Vec<(String, String)> {
 /// Open `target` for the walk after reading its ancestors' ignore files,
 /// through the handle of the granted directory it lies in.
 #[cfg(target_family = "wasm")]
-fn start(target: &WorkspacePath, walker: &mut Walker) -> io::Result<WasiDir> {
+fn start(target: &WorkspacePath, walker: &mut Walker) -> io::Result<WalkDir> {
     let chain = descent(target);
     let root_guest = &chain[0].1;
     let preopens = wasip2::filesystem::preopens::get_directories();
@@ -160,27 +211,27 @@ fn start(target: &WorkspacePath, walker: &mut Walker) -> io::Result<WasiDir> {
     };
     let (last, ancestors) = chain.split_last().ok_or(io::ErrorKind::NotFound)?;
     for (rel, guest) in ancestors {
-        if let Ok(dir) = WasiDir::open(base, rel) {
+        if let Ok(dir) = WalkDir::open(base, rel) {
             walker.enter_ancestor(&dir, guest);
         }
     }
-    WasiDir::open(base, &last.0)
+    WalkDir::open(base, &last.0)
 }
 
 /// Natively (unit tests) the guest paths are host paths.
 #[cfg(not(target_family = "wasm"))]
-fn start(target: &WorkspacePath, walker: &mut Walker) -> io::Result<NativeDir> {
+fn start(target: &WorkspacePath, walker: &mut Walker) -> io::Result<WalkDir> {
     let chain = descent(target);
     let (last, ancestors) = chain.split_last().ok_or(io::ErrorKind::NotFound)?;
     for (_, guest) in ancestors {
-        walker.enter_ancestor(&NativeDir(guest.into()), guest);
+        walker.enter_ancestor(&WalkDir(guest.into()), guest);
     }
-    Ok(NativeDir(last.1.clone().into()))
+    Ok(WalkDir(last.1.clone().into()))
 }
 
 /// True once the user has cancelled the call; always false in native tests,
 /// where the host import does not exist.
-fn cancelled() -> bool {
+pub(crate) fn is_cancelled() -> bool {
     #[cfg(target_family = "wasm")]
     {
         warden_sdk::is_cancelled()
