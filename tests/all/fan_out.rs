@@ -98,8 +98,10 @@ fn more_tasks_than_the_host_accepts_are_refused_whole() {
 
 #[test]
 fn workers_count_against_the_calls_memory_limit() {
+    // Two workers at once whatever the machine, so the sums below hold.
     let limits = Limits {
         memory_bytes: 64 << 20,
+        workers: 2,
         ..Limits::default()
     };
     let call = |parent_mib: usize, worker_mib: usize| {

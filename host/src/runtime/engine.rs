@@ -22,9 +22,13 @@ const KEEP_RESIDENT_BYTES: usize = 4 << 20;
 /// How many calls may run at once (pooling allocator slots).
 pub const MAX_CONCURRENT_INSTANCES: u32 = 64;
 
+/// Pool slots set aside for `fan-out` workers, beyond the calls' own: a
+/// call's workers never take the slot another call needs.
+pub const WORKER_INSTANCES: u32 = 16;
+
 /// Build the engine every Warden component runs in.
 pub fn build() -> wasmtime::Result<Engine> {
-    let n = MAX_CONCURRENT_INSTANCES;
+    let n = MAX_CONCURRENT_INSTANCES + WORKER_INSTANCES;
     let mut pool = PoolingAllocationConfig::default();
     pool.total_component_instances(n)
         .total_core_instances(n * 8)

@@ -17,12 +17,14 @@
 //! A worker cannot fan out again, at most [`workers_at_once`] run at once, and
 //! results come back in task order whatever order workers finish in.
 
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::panic::AssertUnwindSafe;
+use std::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
 use std::sync::{Arc, OnceLock};
 use std::time::Instant;
 
 use super::bindings::{ToolPluginPre, host, types};
 use super::call::{Ended, cap_text, hidden_paths, new_store, run_instance};
+use super::engine::WORKER_INSTANCES;
 use super::limits::Limits;
 use super::pipe::CappedPipe;
 use super::state::{CallState, CancelToken, LogLine, MemoryBudget, ProgressEvent, ProgressSink};
@@ -113,6 +115,12 @@ pub(super) fn fan_out(
     let Some(workers) = state.workers.take() else {
         return Err(host::FanOutError::Unavailable);
     };
+    let want = workers_at_once(&state.limits).min(u32::try_from(tasks.len()).unwrap_or(u32::MAX));
+    let slots = Slots::take(want.max(1));
+    if slots.0 == 0 {
+        state.workers = Some(workers);
+        return Err(host::FanOutError::Unavailable);
+    }
     let done = {
         let shared = Shared {
             workers: &workers,
@@ -125,8 +133,9 @@ pub(super) fn fan_out(
             memory: state.memory.clone(),
             hidden: hidden_paths(&workers.grant),
         };
-        run_all(&shared, &tasks)
+        run_all(&shared, &tasks, slots.0 as usize)
     };
+    drop(slots);
     state.workers = Some(workers);
     state.workers_run += tasks.len() as u64;
     let mut results = Vec::with_capacity(done.len());
@@ -144,11 +153,36 @@ pub(super) fn fan_out(
     Ok(results)
 }
 
-/// Run every task, at most [`workers_at_once`] at once, each on its own
-/// thread (the calling thread is inside the parent's guest, so it waits).
-fn run_all(shared: &Shared<'_>, tasks: &[String]) -> Vec<Done> {
+/// Pool slots for workers taken across every call in the process, at most
+/// [`WORKER_INSTANCES`], so calls fanning out at once never take the
+/// slots that calls themselves need.
+static SLOTS_TAKEN: AtomicU32 = AtomicU32::new(0);
+
+/// Worker slots one `fan-out` holds until it is dropped.
+struct Slots(u32);
+
+impl Slots {
+    /// Up to `want` slots: fewer, or none, while other calls hold them.
+    fn take(want: u32) -> Slots {
+        let mut got = 0;
+        let _ = SLOTS_TAKEN.fetch_update(Ordering::AcqRel, Ordering::Acquire, |taken| {
+            got = want.min(WORKER_INSTANCES.saturating_sub(taken));
+            Some(taken + got)
+        });
+        Slots(got)
+    }
+}
+
+impl Drop for Slots {
+    fn drop(&mut self) {
+        SLOTS_TAKEN.fetch_sub(self.0, Ordering::AcqRel);
+    }
+}
+
+/// Run every task on `threads` threads of its own (the calling thread is
+/// inside the parent's guest, so it waits).
+fn run_all(shared: &Shared<'_>, tasks: &[String], threads: usize) -> Vec<Done> {
     let next = AtomicUsize::new(0);
-    let threads = (workers_at_once(shared.limits) as usize).min(tasks.len());
     let mut done: Vec<Option<Done>> = std::iter::repeat_with(|| None).take(tasks.len()).collect();
     std::thread::scope(|s| {
         let handles: Vec<_> = (0..threads)
@@ -162,15 +196,23 @@ fn run_all(shared: &Shared<'_>, tasks: &[String]) -> Vec<Done> {
                             let Some(task) = tasks.get(i) else {
                                 return mine;
                             };
-                            mine.push((i, run_one(shared, i, task)));
+                            // A host bug in one worker fails its task, not the call.
+                            let done = std::panic::catch_unwind(AssertUnwindSafe(|| {
+                                run_one(shared, i, task)
+                            }))
+                            .unwrap_or_else(|_| {
+                                Done::failed(ToolError::new(
+                                    ErrorKind::Host,
+                                    "the host failed while running this worker",
+                                ))
+                            });
+                            mine.push((i, done));
                         }
                     })
                     .ok()
             })
             .collect();
         for handle in handles {
-            // A worker thread that panicked leaves its tasks unfinished;
-            // they are reported as failed below.
             for (i, d) in handle.join().unwrap_or_default() {
                 done[i] = Some(d);
             }
@@ -270,7 +312,9 @@ fn worker_output(mut out: types::ToolOutput, limits: &Limits) -> GuestResult {
             ),
         });
     }
-    cap_text(&mut out.text, limits);
+    if cap_text(&mut out.text, limits) {
+        out.text.shrink_to_fit();
+    }
     Ok(out)
 }
 
@@ -292,5 +336,22 @@ fn guest_error(e: ToolError) -> types::ToolError {
     types::ToolError {
         kind,
         message: e.message,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn worker_slots_are_shared_and_given_back() {
+        let first = Slots::take(WORKER_INSTANCES - 4);
+        assert_eq!(first.0, WORKER_INSTANCES - 4);
+        let second = Slots::take(10);
+        assert_eq!(second.0, 4, "only what is left");
+        assert_eq!(Slots::take(1).0, 0, "none left: the call gets none");
+        drop(first);
+        assert_eq!(Slots::take(3).0, 3, "dropped slots are free again");
+        drop(second);
     }
 }

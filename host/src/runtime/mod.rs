@@ -25,7 +25,7 @@ use wasmtime::Engine;
 pub use cache::{CompileCache, wasmtime_version};
 pub use call::{CallReport, CallRequest};
 pub use component::{LoadError, LoadedPlugin, PLUGIN_EXPORT, PluginMeta, SUPPORTED_WIT};
-pub use engine::{MAX_CONCURRENT_INSTANCES, TICK};
+pub use engine::{MAX_CONCURRENT_INSTANCES, TICK, WORKER_INSTANCES};
 pub use fan_out::{MAX_TASKS, MAX_WORKERS, parallelism};
 pub use limits::{LIMIT_KEYS, Limits, MAX_MEMORY_BYTES};
 pub use pipe::{CappedPipe, Captured};

@@ -20,7 +20,7 @@ pub enum FanOutError {
     Nested,
     /// More tasks than the host accepts at once (64).
     TooManyTasks,
-    /// The host runs no workers for this call.
+    /// The host runs no workers for this call, or has none free now.
     Unavailable,
 }
 
@@ -29,7 +29,7 @@ impl std::fmt::Display for FanOutError {
         f.write_str(match self {
             FanOutError::Nested => "a worker cannot fan out",
             FanOutError::TooManyTasks => "too many tasks for one fan-out",
-            FanOutError::Unavailable => "the host runs no workers for this call",
+            FanOutError::Unavailable => "the host has no workers free for this call",
         })
     }
 }
