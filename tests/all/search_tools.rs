@@ -325,14 +325,20 @@ fn assert_split_matches_single(sb: &Sandbox, input: Value) {
             WriteMode::ReadOnly,
             limits,
         );
-        let workers = r.report.as_ref().unwrap().workers;
-        (ok(&r).clone(), workers)
+        let report = r.report.as_ref().unwrap();
+        let logs: Vec<String> = report.logs.iter().map(|l| l.message.clone()).collect();
+        (ok(&r).clone(), report.workers, logs)
     };
-    let (single, none) = run(1);
-    let (split, workers) = run(Limits::default().workers);
+    let (single, none, _) = run(1);
+    let (split, workers, logs) = run(Limits::default().workers);
     assert_eq!(none, 0, "one worker at a time: one walk, no fan-out");
     if warden::runtime::parallelism() >= 2 {
         assert!(workers >= 2, "the default splits the search: {workers}");
+        assert_eq!(
+            logs,
+            [format!("grep: searched in {workers} workers")],
+            "the split was used, not a fallback"
+        );
     }
     assert_eq!(split.text, single.text, "input {input}");
     assert_eq!(split.structured, single.structured, "input {input}");

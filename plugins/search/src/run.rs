@@ -9,7 +9,7 @@ use std::io;
 use std::path::Path;
 
 use ignore::overrides::{Override, OverrideBuilder};
-use warden_sdk::{Output, ToolError, WorkspacePath, serde_json::json};
+use warden_sdk::{LogLevel, Output, ToolError, WorkspacePath, serde_json::json};
 
 use crate::searcher::{Searcher, Sink};
 use crate::summary::{Tally, summary};
@@ -61,9 +61,7 @@ pub(crate) fn grep(target: &WorkspacePath, input: &Input) -> Result<Output, Tool
         let content = read_path(Path::new(target.guest()), MAX_FILE_SIZE)
             .map_err(|e| ToolError::from_io(&e, shown))?;
         search_contents(&searcher, shown, content, &mut sink, &mut tally);
-    } else if let Some((merged, merged_tally)) =
-        shard::fanned(target, input, &searcher, shard::shards(), shard::fan_out)
-    {
+    } else if let Some((merged, merged_tally)) = split(target, input, &searcher) {
         (sink, tally) = (merged, merged_tally);
     } else {
         tally.cancelled = walk_files(target, input, &mut |dir, name, below| {
@@ -80,6 +78,37 @@ pub(crate) fn grep(target: &WorkspacePath, input: &Input) -> Result<Output, Tool
         })?;
     }
     Ok(finish(sink, &tally, &searcher))
+}
+
+/// The search of directory `target` split across the host's workers, if
+/// it runs them; the call's log says whether it was and, if not, why.
+fn split(target: &WorkspacePath, input: &Input, searcher: &Searcher) -> Option<(Sink, Tally)> {
+    let shards = shard::shards();
+    match shard::fanned(target, input, searcher, shards, shard::fan_out) {
+        Ok(found) => {
+            note(
+                LogLevel::Debug,
+                &format!("grep: searched in {shards} workers"),
+            );
+            Some(found)
+        }
+        Err(shard::Unsplit::OneWorker) => None,
+        Err(why) => {
+            note(
+                LogLevel::Warn,
+                &format!("grep: searched in one walk, not split: {why:?}"),
+            );
+            None
+        }
+    }
+}
+
+/// Log `message` to the host; natively (unit tests) there is none.
+fn note(level: LogLevel, message: &str) {
+    #[cfg(target_family = "wasm")]
+    warden_sdk::log(level, message);
+    #[cfg(not(target_family = "wasm"))]
+    let _ = (level, message);
 }
 
 /// The output of a search that found `sink`: the matches, then the summary.

@@ -14,10 +14,15 @@
 //! file where a stop may fall it searches again, against the output merged
 //! so far, just as the single walk would have.
 //!
-//! A worker stops once its own matches or output reach those limits: the
-//! merged output would have reached them by the same file. Results past
-//! the first file where any worker stopped are never used.
+//! A worker stops searching once its own matches or output reach those
+//! limits: the merged output would have reached them by the same file.
+//! Results past the first file where any worker stopped are never used.
+//! Every worker still lists the whole tree, and reports how many files it
+//! numbered and a hash of their paths in order: if the tree changed while
+//! the workers listed it, their numbering disagrees, and the parent
+//! searches in one walk instead.
 
+use std::hash::{DefaultHasher, Hasher};
 use std::path::Path;
 
 use serde::{Deserialize, Serialize};
@@ -51,6 +56,9 @@ pub(crate) struct Part {
     horizon: Option<usize>,
     /// It stopped because the call was cancelled.
     cancelled: bool,
+    /// Files the walk numbered, and a hash of their paths in order.
+    numbered: usize,
+    listing: u64,
 }
 
 /// One file of a worker's share.
@@ -58,8 +66,6 @@ pub(crate) struct Part {
 struct FileResult {
     /// Its number in walk order.
     seq: usize,
-    /// Its path below the searched directory.
-    below: String,
     found: Found,
 }
 
@@ -72,6 +78,8 @@ enum Found {
     Large,
     /// Lines printed for it, without a leading `--`.
     Matched {
+        /// Its path below the searched directory.
+        below: String,
         text: String,
         matches: usize,
         /// The worker stopped inside this file, so `text` may be short.
@@ -79,18 +87,28 @@ enum Found {
     },
 }
 
+/// Why a search was not split: the caller searches in one walk.
+#[derive(Debug, PartialEq)]
+pub(crate) enum Unsplit {
+    /// The host runs one worker at a time for this call.
+    OneWorker,
+    /// The host ran no workers, or one failed; the text says why.
+    Failed(String),
+    /// The workers' listings of the tree disagree: it changed meanwhile.
+    TreeChanged,
+}
+
 /// Search directory `target` in the workers `run` starts with the tasks,
-/// and merge their parts; `None` when the host runs no workers or any
-/// worker failed, and the caller searches in one walk instead.
+/// and merge their parts.
 pub(crate) fn fanned(
     target: &WorkspacePath,
     input: &Input,
     searcher: &Searcher,
     shards: usize,
-    run: impl FnOnce(&[String]) -> Option<Vec<Output>>,
-) -> Option<(Sink, Tally)> {
+    run: impl FnOnce(&[String]) -> Result<Vec<Output>, String>,
+) -> Result<(Sink, Tally), Unsplit> {
     if shards < 2 {
-        return None;
+        return Err(Unsplit::OneWorker);
     }
     let tasks = (0..shards)
         .map(|shard| {
@@ -99,14 +117,27 @@ pub(crate) fn fanned(
                 shard,
                 shards,
             };
-            serde_json::to_string(&task).ok()
+            serde_json::to_string(&task)
         })
-        .collect::<Option<Vec<String>>>()?;
-    let parts = run(&tasks)?
+        .collect::<Result<Vec<String>, _>>()
+        .map_err(|e| Unsplit::Failed(e.to_string()))?;
+    let parts = run(&tasks)
+        .map_err(Unsplit::Failed)?
         .into_iter()
-        .map(|out| serde_json::from_value::<Part>(out.structured?).ok())
-        .collect::<Option<Vec<Part>>>()?;
-    Some(merge(target, searcher, parts))
+        .map(|out| {
+            let value = out.structured.ok_or("a worker returned no part")?;
+            serde_json::from_value::<Part>(value).map_err(|_| "a worker's part is malformed")
+        })
+        .collect::<Result<Vec<Part>, &str>>()
+        .map_err(|e| Unsplit::Failed(e.into()))?;
+    let cancelled = parts.iter().any(|p| p.cancelled);
+    let same = parts
+        .windows(2)
+        .all(|w| (w[0].numbered, w[0].listing) == (w[1].numbered, w[1].listing));
+    if !same && !cancelled {
+        return Err(Unsplit::TreeChanged);
+    }
+    Ok(merge(target, searcher, parts))
 }
 
 /// How many workers to split a search across.
@@ -121,20 +152,21 @@ pub(crate) fn shards() -> usize {
     1
 }
 
-/// Run `tasks` in the host's workers; `None` if any failed.
+/// Run `tasks` in the host's workers; an error if the host ran none or
+/// any failed.
 #[cfg(target_family = "wasm")]
-pub(crate) fn fan_out(tasks: &[String]) -> Option<Vec<Output>> {
+pub(crate) fn fan_out(tasks: &[String]) -> Result<Vec<Output>, String> {
     warden_sdk::fan_out(tasks)
-        .ok()?
+        .map_err(|e| e.to_string())?
         .into_iter()
         .collect::<Result<Vec<Output>, ToolError>>()
-        .ok()
+        .map_err(|e| format!("a worker failed: {}", e.message))
 }
 
 /// Natively there is no host to run workers: the search is one walk.
 #[cfg(not(target_family = "wasm"))]
-pub(crate) fn fan_out(_tasks: &[String]) -> Option<Vec<Output>> {
-    None
+pub(crate) fn fan_out(_tasks: &[String]) -> Result<Vec<Output>, String> {
+    Err("no host".into())
 }
 
 /// A worker's run: parse `task`, search its share of the target that
@@ -163,10 +195,14 @@ fn search_share(target: &WorkspacePath, task: &Task) -> Result<Part, ToolError> 
     let mut sink = Sink::default();
     let mut part = Part::default();
     let mut seq = 0usize;
+    let mut listing = DefaultHasher::new();
     let cancelled = walk_files(target, &task.input, &mut |dir, name, below| {
         let this = seq;
         seq += 1;
-        if this % task.shards != task.shard {
+        listing.write(below.as_bytes());
+        listing.write_u8(0xff);
+        // Past its stop the worker only numbers files, for the listing.
+        if this % task.shards != task.shard || part.horizon.is_some() {
             return Flow::Continue;
         }
         let Ok(content) = dir.read(name, MAX_FILE_SIZE) else {
@@ -182,30 +218,34 @@ fn search_share(target: &WorkspacePath, task: &Task) -> Result<Part, ToolError> 
                 if sink.matches == before {
                     return Flow::Continue;
                 }
-                let text = &sink.text[start..];
+                // The `--` the sink put before this file's first line when
+                // it already held output; the merge puts its own.
+                let context = searcher.before > 0 || searcher.after > 0;
+                let skip = if context && start > 0 {
+                    "--\n".len()
+                } else {
+                    0
+                };
                 Found::Matched {
-                    text: text.strip_prefix("--\n").unwrap_or(text).to_string(),
+                    below: below.to_string(),
+                    text: sink.text[start + skip..].to_string(),
                     matches: sink.matches - before,
                     cut: sink.stop.is_some(),
                 }
             }
         };
-        part.files.push(FileResult {
-            seq: this,
-            below: below.to_string(),
-            found,
-        });
+        part.files.push(FileResult { seq: this, found });
         if sink.stop.is_some() {
             part.horizon = Some(this);
-            Flow::Stop
-        } else {
-            Flow::Continue
         }
+        Flow::Continue
     })?;
     if cancelled {
         part.cancelled = true;
-        part.horizon = Some(seq.saturating_sub(1));
+        part.horizon = Some(part.horizon.unwrap_or(seq.saturating_sub(1)));
     }
+    part.numbered = seq;
+    part.listing = listing.finish();
     Ok(part)
 }
 
@@ -228,11 +268,16 @@ fn merge(target: &WorkspacePath, searcher: &Searcher, parts: Vec<Part>) -> (Sink
         match file.found {
             Found::Binary => tally.binary += 1,
             Found::Large => tally.large += 1,
-            Found::Matched { text, matches, cut } => {
+            Found::Matched {
+                below,
+                text,
+                matches,
+                cut,
+            } => {
                 let separator = context && !sink.text.is_empty();
                 let length = sink.text.len() + if separator { 3 } else { 0 } + text.len();
                 if cut || sink.matches + matches >= searcher.max_matches || length >= MAX_OUTPUT {
-                    search_again(target, &file.below, searcher, &mut sink);
+                    search_again(target, &below, searcher, &mut sink);
                 } else {
                     if separator {
                         sink.text.push_str("--\n");
@@ -280,14 +325,13 @@ mod tests {
         let single = crate::run::grep(&target, &input).unwrap();
         let searcher = searcher(&input).unwrap();
         let run = |tasks: &[String]| {
-            Some(
-                tasks
-                    .iter()
-                    .map(|t| work(t, resolve).unwrap())
-                    .collect::<Vec<_>>(),
-            )
+            Ok(tasks
+                .iter()
+                .map(|t| work(t, resolve).unwrap())
+                .collect::<Vec<_>>())
         };
-        let (sink, tally) = fanned(&target, &input, &searcher, shards, run).unwrap();
+        let (sink, tally) = fanned(&target, &input, &searcher, shards, run)
+            .unwrap_or_else(|e| panic!("not split: {e:?}"));
         let split = crate::run::finish(sink, &tally, &searcher);
         assert_eq!(
             split.text,
@@ -319,6 +363,8 @@ mod tests {
         files.push(("d3/ignored.txt".into(), b"needle ignored\n".to_vec()));
         files.push((".gitignore".into(), b"ignored.txt\n".to_vec()));
         files.push(("top.txt".into(), b"needle top\n".to_vec()));
+        // A name that starts like a context separator.
+        files.push(("--\nneedle.txt".into(), b"needle odd name\n".to_vec()));
         let refs: Vec<(&str, &[u8])> = files
             .iter()
             .map(|(p, c)| (p.as_str(), c.as_slice()))
@@ -371,6 +417,24 @@ mod tests {
                 shards,
             );
         }
+    }
+
+    #[test]
+    fn a_tree_that_changes_between_workers_is_not_merged() {
+        let dir = tree();
+        let root = dir.path().to_str().unwrap();
+        let resolve = |p: &str| WorkspacePath::resolve(root, None, p);
+        let input: Input = serde_json::from_value(json!({"pattern": "needle"})).unwrap();
+        let target = resolve(".").unwrap();
+        let searcher = searcher(&input).unwrap();
+        let run = |tasks: &[String]| {
+            let first = work(&tasks[0], resolve).unwrap();
+            std::fs::write(dir.path().join("d1/f00a.txt"), "needle new\n").unwrap();
+            let second = work(&tasks[1], resolve).unwrap();
+            Ok(vec![first, second])
+        };
+        let result = fanned(&target, &input, &searcher, 2, run);
+        assert_eq!(result.err(), Some(Unsplit::TreeChanged));
     }
 
     #[test]
