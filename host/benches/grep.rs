@@ -7,6 +7,7 @@ use std::hint::black_box;
 use std::io::Write;
 use std::path::Path;
 use std::process::Command;
+use std::time::Instant;
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use warden::capability::WriteMode;
@@ -60,7 +61,7 @@ fn bench(c: &mut Criterion) {
     generate(tree.path());
     let catalog = Catalog::open(&Home::at(home.path().to_path_buf())).unwrap();
     let input = r#"{"pattern":"needle_\\w+","max_matches":5000}"#;
-    let call = || {
+    let call_with = |limits: Limits| {
         let r = run(
             &catalog,
             Invocation {
@@ -68,7 +69,7 @@ fn bench(c: &mut Criterion) {
                 input,
                 workspace: tree.path(),
                 write: WriteMode::ReadOnly,
-                limits: Limits::default(),
+                limits,
                 limit_requests: Default::default(),
                 cancel: CancelToken::new(),
                 progress: None,
@@ -82,6 +83,7 @@ fn bench(c: &mut Criterion) {
             other => panic!("grep failed: {other:?}"),
         }
     };
+    let call = || call_with(Limits::default());
     let matches = call()
         .lines()
         .filter(|l| l.contains("needle_found_here"))
@@ -95,31 +97,77 @@ fn bench(c: &mut Criterion) {
         .arg("--version")
         .output()
         .is_ok_and(|o| o.status.success());
+    let ripgrep = |args: &[&str]| {
+        let o = Command::new("rg")
+            .args(args)
+            .current_dir(tree.path())
+            .output()
+            .unwrap();
+        black_box(o.stdout)
+    };
     if rg {
-        group.bench_function("ripgrep", |b| {
-            b.iter(|| {
-                let o = Command::new("rg")
-                    .args(["-n", "needle_\\w+"])
-                    .current_dir(tree.path())
-                    .output()
-                    .unwrap();
-                black_box(o.stdout)
-            })
-        });
+        group.bench_function("ripgrep", |b| b.iter(|| ripgrep(&["-n", "needle_\\w+"])));
         group.bench_function("ripgrep_one_thread", |b| {
-            b.iter(|| {
-                let o = Command::new("rg")
-                    .args(["-j1", "-n", "needle_\\w+"])
-                    .current_dir(tree.path())
-                    .output()
-                    .unwrap();
-                black_box(o.stdout)
-            })
+            b.iter(|| ripgrep(&["-j1", "-n", "needle_\\w+"]))
         });
     } else {
         eprintln!("ripgrep (rg) is not installed: skipping the comparison");
     }
     group.finish();
+    if rg {
+        side_by_side(&call, &|| call_with(one_walk()), &|| {
+            ripgrep(&["-n", "needle_\\w+"])
+        });
+    }
+}
+
+/// Limits under which `grep` is not split: one worker at a time.
+fn one_walk() -> Limits {
+    Limits {
+        workers: 1,
+        ..Limits::default()
+    }
+}
+
+/// The three runs interleaved, so a noisy machine slows each alike: the
+/// medians and the median of the per-round ratios to `rg`.
+fn side_by_side<A, B, C>(split: &dyn Fn() -> A, single: &dyn Fn() -> B, rg: &dyn Fn() -> C) {
+    const ROUNDS: usize = 60;
+    let time = |f: &dyn Fn()| {
+        let started = Instant::now();
+        f();
+        started.elapsed().as_secs_f64() * 1000.0
+    };
+    let (mut a, mut b, mut c) = (Vec::new(), Vec::new(), Vec::new());
+    for _ in 0..ROUNDS {
+        a.push(time(&|| drop(black_box(split()))));
+        b.push(time(&|| drop(black_box(single()))));
+        c.push(time(&|| drop(black_box(rg()))));
+    }
+    let mut split_ratio: Vec<f64> = a.iter().zip(&c).map(|(x, r)| x / r).collect();
+    let mut single_ratio: Vec<f64> = b.iter().zip(&c).map(|(x, r)| x / r).collect();
+    eprintln!(
+        "side by side, {ROUNDS} rounds (median ms): warden split {:.1}, one walk {:.1}, rg {:.1}; \
+         ratio to rg per round: split {:.2}x (interquartile {:.2}-{:.2}), one walk {:.2}x",
+        median(&mut a),
+        median(&mut b),
+        median(&mut c),
+        median(&mut split_ratio),
+        quantile(&split_ratio, 0.25),
+        quantile(&split_ratio, 0.75),
+        median(&mut single_ratio),
+    );
+}
+
+/// The median of `v` (sorted in place).
+fn median(v: &mut [f64]) -> f64 {
+    v.sort_by(f64::total_cmp);
+    quantile(v, 0.5)
+}
+
+/// The `q` quantile of sorted `v`.
+fn quantile(v: &[f64], q: f64) -> f64 {
+    v[((v.len() - 1) as f64 * q).round() as usize]
 }
 
 criterion_group!(benches, bench);
