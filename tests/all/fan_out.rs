@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 use warden::capability::{FsAccess, FsOp, Grant, PathGuard, ProtectedReads};
 use warden::protocol::{ErrorKind, ToolOutcome};
-use warden::runtime::{CallReport, Limits, MAX_TASKS, parallelism};
+use warden::runtime::{CallReport, CallRequest, CancelToken, Limits, MAX_TASKS, parallelism};
 
 use crate::support::*;
 
@@ -171,6 +171,44 @@ fn a_spinning_worker_ends_at_the_calls_deadline() {
     assert!(
         elapsed <= Duration::from_millis(400),
         "deadline overshot by more than 100 ms: {elapsed:?}"
+    );
+    let r = fan(
+        json!([{"op": "echo", "text": "after"}]),
+        &Grant::none(),
+        &Limits::default(),
+    );
+    assert_eq!(structured(&r)["results"][0]["ok"], "after");
+}
+
+#[test]
+fn cancelling_the_call_stops_its_spinning_workers() {
+    let _quiet = exclusive();
+    let cancel = CancelToken::new();
+    let trigger = cancel.clone();
+    let canceller = std::thread::spawn(move || {
+        std::thread::sleep(Duration::from_millis(150));
+        trigger.cancel();
+        Instant::now()
+    });
+    let input = json!({"tasks": [{"op": "spin"}, {"op": "spin"}]}).to_string();
+    let r = hostile().call(CallRequest {
+        call_id: "c".into(),
+        tool: "fan_out",
+        input: &input,
+        grant: &Grant::none(),
+        limits: &Limits {
+            deadline: Duration::from_secs(30),
+            ..Limits::default()
+        },
+        cancel,
+        progress: None,
+    });
+    let after = canceller.join().unwrap().elapsed();
+    assert_eq!(r.outcome, ToolOutcome::Cancelled);
+    assert_eq!(r.workers, 2);
+    assert!(
+        after < Duration::from_secs(2),
+        "stopped {after:?} after the cancel"
     );
     let r = fan(
         json!([{"op": "echo", "text": "after"}]),
