@@ -35,6 +35,7 @@ pub(super) fn requested_limits(args: &CallArgs) -> Result<(Limits, LimitOverride
             "http-request-bytes" => requests.http_request_bytes = Some(value),
             "http-response-bytes" => requests.http_response_bytes = Some(value),
             "http-requests" => requests.http_requests = Some(value),
+            "workers" => requests.workers = Some(limits.workers),
             _ => {}
         }
     }

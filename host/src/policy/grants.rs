@@ -84,6 +84,10 @@ pub struct GrantTable {
     /// Outgoing HTTP requests per call (at least 1).
     #[serde(default, deserialize_with = "positive")]
     pub http_requests: Option<u64>,
+    /// Workers a call's `fan-out` may run at once (at least 1; 1 runs
+    /// them one at a time).
+    #[serde(default, deserialize_with = "positive")]
+    pub workers: Option<u64>,
 }
 
 /// Every grant layer of a policy.
@@ -116,6 +120,8 @@ pub struct LimitOverrides {
     pub http_response_bytes: Option<u64>,
     /// Outgoing HTTP requests per call.
     pub http_requests: Option<u64>,
+    /// Workers a call's `fan-out` runs at once.
+    pub workers: Option<u32>,
 }
 
 impl LimitOverrides {
@@ -138,6 +144,9 @@ impl LimitOverrides {
         }
         if let Some(n) = self.http_requests {
             base.http_requests = n;
+        }
+        if let Some(n) = self.workers {
+            base.workers = n;
         }
         base
     }
@@ -196,6 +205,7 @@ impl Grants {
             merged.deadline_ms = l.deadline_ms.or(merged.deadline_ms);
             merged.memory_mib = l.memory_mib.or(merged.memory_mib);
             merged.output_bytes = l.output_bytes.or(merged.output_bytes);
+            merged.workers = l.workers.or(merged.workers);
         }
         GrantSpec {
             workspace: merged
@@ -216,6 +226,7 @@ impl Grants {
                 http_request_bytes: merged.http_request_bytes,
                 http_response_bytes: merged.http_response_bytes,
                 http_requests: merged.http_requests,
+                workers: merged.workers.map(|n| u32::try_from(n).unwrap_or(u32::MAX)),
             },
             protected: PathGuard::defaults(),
         }

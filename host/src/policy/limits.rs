@@ -1,7 +1,7 @@
 //! Per-call limits a caller asks for, held under the ceilings a policy sets.
 //!
 //! Invariant: a limit the policy sets (deadline, memory, output, HTTP
-//! bytes and requests) is a ceiling: a call gets the policy's value unless its caller asked for
+//! bytes and requests, workers) is a ceiling: a call gets the policy's value unless its caller asked for
 //! less, and a request for more is refused, never granted. Limits the
 //! policy leaves unset keep the runtime default and may be set freely
 //! within the engine's bounds.
@@ -77,6 +77,10 @@ impl LimitOverrides {
                 check(key, r, ceiling)?;
                 *limit = r;
             }
+        }
+        if let Some(w) = requests.workers {
+            check("workers", w.into(), self.workers.map(u64::from))?;
+            limits.workers = w;
         }
         Ok(limits)
     }
@@ -176,5 +180,33 @@ mod tests {
             .with_requests(&more_requests, Limits::default())
             .unwrap_err();
         assert_eq!((e.key, e.requested, e.ceiling), ("http-requests", 5, 4));
+    }
+
+    #[test]
+    fn workers_are_a_ceiling_too() {
+        let policy = LimitOverrides {
+            workers: Some(2),
+            ..LimitOverrides::default()
+        };
+        let none = LimitOverrides::default();
+        let l = policy.with_requests(&none, Limits::default()).unwrap();
+        assert_eq!(l.workers, 2);
+        let one = LimitOverrides {
+            workers: Some(1),
+            ..LimitOverrides::default()
+        };
+        assert_eq!(
+            policy
+                .with_requests(&one, Limits::default())
+                .unwrap()
+                .workers,
+            1
+        );
+        let more = LimitOverrides {
+            workers: Some(4),
+            ..LimitOverrides::default()
+        };
+        let e = policy.with_requests(&more, Limits::default()).unwrap_err();
+        assert_eq!((e.key, e.requested, e.ceiling), ("workers", 4, 2));
     }
 }
