@@ -148,3 +148,33 @@ fn a_slow_server_ends_at_the_deadline() {
         );
     }
 }
+
+#[test]
+fn workers_share_the_calls_request_count() {
+    let server = Loopback::http(ok_with("ok"));
+    let p = net_policy(&format!("\"http://127.0.0.1:{}\"", server.port()));
+    let limits = Limits {
+        http_requests: 3,
+        ..short_limits()
+    };
+    let mut input = get("http", &format!("127.0.0.1:{}", server.port()), "/");
+    input["repeat"] = json!(2);
+    input["workers"] = json!(2);
+    let report = call(&p, input, &limits);
+    let out = probe_json(&report);
+    assert_eq!(out["workers"].as_array().unwrap().len(), 2, "{out}");
+    assert_eq!(report.workers, 2);
+    // Four requests from two workers, three allowed for the call: the
+    // count is the call's, not each worker's.
+    assert_eq!(report.network.len(), 3, "{:?}", report.network);
+    assert_eq!(
+        report.network_denials.len(),
+        1,
+        "{:?}",
+        report.network_denials
+    );
+    assert!(matches!(
+        report.network_denials[0].reason,
+        DenialReason::TooManyRequests { limit: 3 }
+    ));
+}

@@ -11,7 +11,7 @@ use crate::wasi_http::wasi::http::types::{
 use crate::wasi_http::wasi::io::streams::StreamError;
 
 /// Input of `http_raw`.
-#[derive(serde::Deserialize)]
+#[derive(serde::Deserialize, serde::Serialize, Clone)]
 pub struct RawInput {
     method: String,
     /// `http`, `https` or anything else (sent as `other`); absent: unset.
@@ -33,6 +33,8 @@ pub struct RawInput {
     read_limit: Option<u64>,
     /// Send the request this many times (default once).
     repeat: Option<u32>,
+    /// Send from this many `fan-out` workers instead, each `repeat` times.
+    workers: Option<u32>,
 }
 
 /// Sends the described request and reports everything that happened.
@@ -54,9 +56,41 @@ impl Tool for HttpRaw {
         json!({"type": "object", "properties": {"method": {"type": "string"}}, "required": ["method"]})
     }
 
-    fn call(&self, input: RawInput, _cx: &Context) -> Result<Output, ToolError> {
+    fn call(&self, input: RawInput, cx: &Context) -> Result<Output, ToolError> {
+        if let Some(n) = input.workers {
+            let task = RawInput {
+                workers: None,
+                ..input.clone()
+            };
+            let task = warden_sdk::serde_json::to_string(&task)
+                .map_err(|e| ToolError::internal(e.to_string()))?;
+            let results = warden_sdk::fan_out(&vec![task; n as usize])
+                .map_err(|e| ToolError::internal(e.to_string()))?;
+            let shown: Vec<Value> = results
+                .into_iter()
+                .map(|r| match r {
+                    Ok(out) => out.structured.unwrap_or(Value::Null),
+                    Err(e) => json!({"worker_error": e.message}),
+                })
+                .collect();
+            let report = json!({"workers": shown});
+            return Ok(Output::text(report.to_string()).with_structured(report));
+        }
+        self.work_on(&input, cx)
+    }
+
+    fn work(&self, task: &str, cx: &Context) -> Result<Output, ToolError> {
+        let input: RawInput = warden_sdk::serde_json::from_str(task)
+            .map_err(|e| ToolError::invalid_input(e.to_string()))?;
+        self.work_on(&input, cx)
+    }
+}
+
+impl HttpRaw {
+    /// Send `input`'s request `repeat` times and report the last (and all).
+    fn work_on(&self, input: &RawInput, _cx: &Context) -> Result<Output, ToolError> {
         let all: Vec<Value> = (0..input.repeat.unwrap_or(1).max(1))
-            .map(|_| send(&input))
+            .map(|_| send(input))
             .collect();
         let mut report = all.last().cloned().unwrap_or(Value::Null);
         if all.len() > 1 {
