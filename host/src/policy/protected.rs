@@ -21,8 +21,9 @@ const MAX_PATH_LEN: usize = 4096;
 pub struct Protected {
     /// Workspace-relative globs (`*` stays within one component, `**`
     /// crosses them, matched case-insensitively). A glob ending in `/**`
-    /// also protects the directory itself. Compiled when the policy is
-    /// parsed: changing this list afterwards has no effect.
+    /// also protects the directory itself. Checked when the policy is
+    /// parsed and compiled when first matched, from the guard's own copy:
+    /// changing this list afterwards has no effect.
     pub paths: Vec<String>,
     /// Whether read-only tools may read protected paths. Default true.
     pub readable: bool,
