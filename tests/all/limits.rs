@@ -425,3 +425,71 @@ fn a_cooperative_guest_sees_the_cancellation_and_returns_within_the_grace() {
         "{after_cancel:?}"
     );
 }
+
+/// The hostile fixture in a runtime whose instances are mapped on demand,
+/// as a one-shot `warden tool call` runs them.
+fn hostile_on_demand() -> std::sync::Arc<warden::runtime::LoadedPlugin> {
+    let home = warden::home::Home::at(shared_home().to_path_buf());
+    let runtime = warden::runtime::Runtime::with_instances(
+        home.cache_dir(),
+        warden::runtime::Instances::OnDemand,
+    )
+    .unwrap();
+    let wasm = std::fs::read(warden::test_plugins::HOSTILE).unwrap();
+    runtime.load(&wasm, None).unwrap()
+}
+
+#[test]
+fn instances_mapped_on_demand_keep_every_limit() {
+    let _quiet = exclusive();
+    let p = hostile_on_demand();
+    let ok = call_plugin(&p, "ok", json!({}), &Grant::none(), &Limits::default());
+    assert!(
+        matches!(ok.outcome, ToolOutcome::Success(_)),
+        "{:?}",
+        ok.outcome
+    );
+
+    let memory = Limits {
+        memory_bytes: 64 << 20,
+        ..Limits::default()
+    };
+    let r = call_plugin(
+        &p,
+        "alloc_bomb",
+        json!({"chunk_mib": 4}),
+        &Grant::none(),
+        &memory,
+    );
+    let msg = outcome_err(&r.outcome, ErrorKind::MemoryLimit);
+    assert!(msg.contains("64 MiB"), "{msg}");
+
+    let deadline = Limits {
+        deadline: Duration::from_millis(300),
+        ..Limits::default()
+    };
+    let started = Instant::now();
+    let r = call_plugin(&p, "spin", json!({}), &Grant::none(), &deadline);
+    let elapsed = started.elapsed();
+    outcome_err(&r.outcome, ErrorKind::Timeout);
+    assert!(
+        (Duration::from_millis(300)..=Duration::from_millis(400)).contains(&elapsed),
+        "{elapsed:?}"
+    );
+
+    let flood = Limits {
+        stdio_bytes: 4096,
+        ..Limits::default()
+    };
+    let r = call_plugin(
+        &p,
+        "flood_stdout",
+        json!({"mib": 8}),
+        &Grant::none(),
+        &flood,
+    );
+    assert_eq!(r.stdout.len(), 4096);
+
+    let again = call_plugin(&p, "ok", json!({}), &Grant::none(), &Limits::default());
+    assert_eq!(again.outcome, ok.outcome, "the next call still succeeds");
+}

@@ -300,11 +300,21 @@ fn fail(json: bool, code: Exit, message: &str) -> Exit {
     code
 }
 
-/// Open the catalog, or explain why not.
+/// Open the catalog, or explain why not. These commands make at most one
+/// call, so instances are mapped on demand rather than pooled.
 fn open_catalog(json: bool) -> Result<crate::plugin::Catalog, Exit> {
+    open_catalog_with(json, crate::runtime::Instances::OnDemand)
+}
+
+/// [`open_catalog`], with instances allocated as `instances` says.
+fn open_catalog_with(
+    json: bool,
+    instances: crate::runtime::Instances,
+) -> Result<crate::plugin::Catalog, Exit> {
     let home =
         crate::home::Home::from_env().map_err(|e| fail(json, Exit::Failure, &e.to_string()))?;
-    crate::plugin::Catalog::open(&home).map_err(|e| fail(json, Exit::Failure, &e.to_string()))
+    crate::plugin::Catalog::open_with(&home, instances)
+        .map_err(|e| fail(json, Exit::Failure, &e.to_string()))
 }
 
 /// Append `event` to the audit log and wait until it is on disk; warn on

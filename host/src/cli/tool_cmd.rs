@@ -5,14 +5,14 @@ use std::sync::Arc;
 
 use serde_json::json;
 
-use super::{CallArgs, Exit, fail, open_catalog};
+use super::{CallArgs, Exit, fail, open_catalog, open_catalog_with};
 use crate::approval::{
     Approval, Approvals, NonInteractive, SessionGrant, TerminalApprover, printable,
 };
 use crate::capability::WriteMode;
 use crate::pipeline::{self, CallResult, Invocation, Stage};
 use crate::protocol::ToolOutcome;
-use crate::runtime::{CancelToken, ProgressEvent};
+use crate::runtime::{CancelToken, Instances, ProgressEvent};
 
 pub fn list(json: bool) -> Exit {
     let catalog = match open_catalog(json) {
@@ -115,11 +115,16 @@ pub fn call(args: CallArgs) -> Exit {
         let msg = format!("workspace {} is not a directory", workspace.display());
         return fail(args.json, Exit::Usage, &msg);
     }
+    // One input makes one call; a batch reuses pool slots across its calls.
+    let instances = match inputs.len() {
+        1 => Instances::OnDemand,
+        _ => Instances::Pooled,
+    };
     let policy = match super::policy_cmd::effective(args.policy.as_deref()) {
         Ok(p) => p,
         Err(e) => return fail(args.json, Exit::Usage, &e),
     };
-    let catalog = match open_catalog(args.json) {
+    let catalog = match open_catalog_with(args.json, instances) {
         Ok(c) => c,
         Err(code) => return code,
     };

@@ -15,7 +15,9 @@ use super::registry::{InstallError, Registry};
 use super::{BUILTIN, BuiltinPlugin};
 use crate::home::Home;
 use crate::protocol::ToolSpec;
-use crate::runtime::{LoadError, LoadedPlugin, PluginMeta, Runtime, RuntimeError, sha256_hex};
+use crate::runtime::{
+    Instances, LoadError, LoadedPlugin, PluginMeta, Runtime, RuntimeError, sha256_hex,
+};
 
 /// Where a plugin's component comes from.
 #[derive(Debug, Clone)]
@@ -127,9 +129,15 @@ pub struct Catalog {
 }
 
 impl Catalog {
-    /// Open the catalog for `home`: built-ins plus installed plugins.
+    /// Open the catalog for `home`: built-ins plus installed plugins, with
+    /// pooled instances.
     pub fn open(home: &Home) -> Result<Self, CatalogError> {
-        let runtime = Runtime::new(home.cache_dir())?;
+        Catalog::open_with(home, Instances::Pooled)
+    }
+
+    /// [`Catalog::open`], with instances allocated as `instances` says.
+    pub fn open_with(home: &Home, instances: Instances) -> Result<Self, CatalogError> {
+        let runtime = Runtime::with_instances(home.cache_dir(), instances)?;
         let registry = Registry::new(home.plugins_dir());
         let lock_path = home.root().join(LOCKFILE);
         let lock = Lockfile::read(&lock_path);
@@ -217,24 +225,26 @@ impl Catalog {
             return Err(CatalogError::NotApproved(why.to_string()));
         }
         let name = entry.name().to_string();
+        // The entry's metadata was read when the catalog opened: with the
+        // compiled component cached, nothing else needs reading.
+        if let Some(component) = self
+            .runtime
+            .cache()
+            .load(self.runtime.engine(), &entry.sha256)
+        {
+            return Ok(Arc::new(LoadedPlugin::new(
+                self.runtime.engine().clone(),
+                component,
+                entry.meta.clone(),
+                entry.sha256.clone(),
+            )));
+        }
         match &entry.source {
             PluginSource::Builtin(wasm) => self
                 .runtime
                 .load(wasm, Some(&entry.sha256))
                 .map_err(|source| CatalogError::Load { name, source }),
             PluginSource::Installed(path) => {
-                if let Some(component) = self
-                    .runtime
-                    .cache()
-                    .load(self.runtime.engine(), &entry.sha256)
-                {
-                    return Ok(Arc::new(LoadedPlugin::new(
-                        self.runtime.engine().clone(),
-                        component,
-                        entry.meta.clone(),
-                        entry.sha256.clone(),
-                    )));
-                }
                 let wasm = std::fs::read(path).map_err(|source| InstallError::Read {
                     path: path.clone(),
                     source,

@@ -71,7 +71,7 @@ impl CompileCache {
     }
 
     /// The cached JSON side-data (for example a tool list) for this hash.
-    pub fn read_json(&self, sha256: &str, ext: &str) -> Option<serde_json::Value> {
+    pub fn read_json<T: serde::de::DeserializeOwned>(&self, sha256: &str, ext: &str) -> Option<T> {
         let text = std::fs::read(self.entry(sha256, ext)).ok()?;
         serde_json::from_slice(&text).ok()
     }

@@ -1,4 +1,5 @@
-//! The wasmtime engine: pooling allocator, epoch interruption, no async.
+//! The wasmtime engine: epoch interruption, no async, and instances from a
+//! pool of reused slots or mapped fresh (see [`Instances`]).
 //!
 //! One engine serves every call. A background thread advances the epoch
 //! every [`TICK`]; each store's epoch callback then checks its own deadline
@@ -26,8 +27,39 @@ pub const MAX_CONCURRENT_INSTANCES: u32 = 64;
 /// call's workers never take the slot another call needs.
 pub const WORKER_INSTANCES: u32 = 16;
 
+/// Where a process's instances get their memory and tables. The compiled
+/// code is the same either way, so both share the compile cache, and a
+/// call's limits are the same: the store's limiter enforces them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Instances {
+    /// Slots reserved up front and reused: a fresh instance per call in
+    /// microseconds, for a process that makes many calls (the agent, a
+    /// batch of inputs).
+    Pooled,
+    /// Mapped for each instance and unmapped after: for a process that
+    /// makes one call (`warden tool call`), which would spend longer
+    /// setting up the pool (about 0.4 ms) than the pool saves it.
+    OnDemand,
+}
+
 /// Build the engine every Warden component runs in.
-pub fn build() -> wasmtime::Result<Engine> {
+pub fn build(instances: Instances) -> wasmtime::Result<Engine> {
+    let mut config = Config::new();
+    config
+        .wasm_component_model(true)
+        .concurrency_support(false)
+        .epoch_interruption(true)
+        .cranelift_opt_level(OptLevel::Speed);
+    if instances == Instances::Pooled {
+        config.allocation_strategy(InstanceAllocationStrategy::Pooling(pool()));
+    }
+    let engine = Engine::new(&config)?;
+    start_ticker(&engine)?;
+    Ok(engine)
+}
+
+/// The pooling allocator's slots: one per concurrent call plus the workers'.
+fn pool() -> PoolingAllocationConfig {
     let n = MAX_CONCURRENT_INSTANCES + WORKER_INSTANCES;
     let mut pool = PoolingAllocationConfig::default();
     pool.total_component_instances(n)
@@ -46,17 +78,7 @@ pub fn build() -> wasmtime::Result<Engine> {
         .pagemap_scan(Enabled::Auto)
         .linear_memory_keep_resident(KEEP_RESIDENT_BYTES)
         .table_keep_resident(64 << 10);
-
-    let mut config = Config::new();
-    config
-        .wasm_component_model(true)
-        .concurrency_support(false)
-        .epoch_interruption(true)
-        .cranelift_opt_level(OptLevel::Speed)
-        .allocation_strategy(InstanceAllocationStrategy::Pooling(pool));
-    let engine = Engine::new(&config)?;
-    start_ticker(&engine)?;
-    Ok(engine)
+    pool
 }
 
 /// Advance `engine`'s epoch every [`TICK`] until the engine is dropped.
@@ -75,4 +97,102 @@ fn start_ticker(engine: &Engine) -> wasmtime::Result<()> {
             }
         })?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::capability::{FsBoundary, Grant, build_wasi};
+    use crate::runtime::call::new_store;
+    use crate::runtime::state::CallState;
+    use crate::runtime::{CancelToken, CappedPipe, Limits};
+    use wasmtime::{Instance, Module, Store};
+
+    /// A core module with `n` empty function tables, in the binary format.
+    fn module_with_tables(n: u8) -> Vec<u8> {
+        let mut wasm = b"\0asm\x01\0\0\0".to_vec();
+        let body: Vec<u8> = std::iter::once(n)
+            .chain((0..n).flat_map(|_| [0x70, 0x00, 0x00]))
+            .collect();
+        wasm.push(0x04); // the table section
+        wasm.push(u8::try_from(body.len()).unwrap_or(u8::MAX));
+        wasm.extend(body);
+        wasm
+    }
+
+    fn store(engine: &Engine) -> Store<CallState> {
+        let limits = Limits::default();
+        let grant = Grant::none();
+        let stdout = CappedPipe::new(limits.stdio_bytes);
+        let stderr = CappedPipe::new(limits.stdio_bytes);
+        let wasi = build_wasi(&grant, &limits, &stdout, &stderr).unwrap_or_else(|e| panic!("{e}"));
+        let state = CallState::new(
+            wasi,
+            FsBoundary::for_grant(&grant),
+            stderr,
+            limits.clone(),
+            CancelToken::new(),
+            None,
+        );
+        new_store(engine, state, &limits)
+    }
+
+    fn engine(instances: Instances) -> Engine {
+        build(instances).unwrap_or_else(|e| panic!("{e:#}"))
+    }
+
+    #[test]
+    fn both_allocators_share_the_compile_cache() {
+        use std::hash::{Hash, Hasher};
+        let tag = |instances| {
+            let mut h = std::collections::hash_map::DefaultHasher::new();
+            engine(instances)
+                .precompile_compatibility_hash()
+                .hash(&mut h);
+            h.finish()
+        };
+        assert_eq!(
+            tag(Instances::Pooled),
+            tag(Instances::OnDemand),
+            "one compiled artifact must serve both"
+        );
+    }
+
+    #[test]
+    fn a_store_holds_at_most_max_tables_whatever_the_allocator() {
+        for instances in [Instances::Pooled, Instances::OnDemand] {
+            let engine = engine(instances);
+            // One table per module, as the pool allows.
+            let one = Module::new(&engine, module_with_tables(1)).unwrap_or_else(|e| panic!("{e}"));
+            let mut s = store(&engine);
+            for i in 0..20 {
+                Instance::new(&mut s, &one, &[])
+                    .unwrap_or_else(|e| panic!("{instances:?}: table {i}: {e:#}"));
+            }
+            let err = Instance::new(&mut s, &one, &[]).map(drop).unwrap_err();
+            assert!(
+                format!("{err:#}").contains("table"),
+                "{instances:?}: {err:#}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_store_holds_at_most_max_core_instances_whatever_the_allocator() {
+        for instances in [Instances::Pooled, Instances::OnDemand] {
+            let engine = engine(instances);
+            let empty =
+                Module::new(&engine, module_with_tables(0)).unwrap_or_else(|e| panic!("{e}"));
+            let mut s = store(&engine);
+            for i in 0..50 {
+                Instance::new(&mut s, &empty, &[])
+                    .unwrap_or_else(|e| panic!("{instances:?}: instance {i}: {e:#}"));
+            }
+            let err = Instance::new(&mut s, &empty, &[]).map(drop).unwrap_err();
+            assert!(
+                format!("{err:#}").contains("instance"),
+                "{instances:?}: {err:#}"
+            );
+        }
+    }
 }

@@ -25,7 +25,7 @@ use wasmtime::Engine;
 pub use cache::{CompileCache, wasmtime_version};
 pub use call::{CallReport, CallRequest};
 pub use component::{LoadError, LoadedPlugin, PLUGIN_EXPORT, PluginMeta, SUPPORTED_WIT};
-pub use engine::{MAX_CONCURRENT_INSTANCES, TICK, WORKER_INSTANCES};
+pub use engine::{Instances, MAX_CONCURRENT_INSTANCES, TICK, WORKER_INSTANCES};
 pub use fan_out::{MAX_TASKS, MAX_WORKERS, parallelism};
 pub use limits::{LIMIT_KEYS, Limits, MAX_MEMORY_BYTES};
 pub use pipe::{CappedPipe, Captured};
@@ -53,9 +53,15 @@ pub struct Runtime {
 pub struct RuntimeError(String);
 
 impl Runtime {
-    /// A runtime whose compiled components are cached in `cache_dir`.
+    /// A runtime whose compiled components are cached in `cache_dir`, with
+    /// pooled instances.
     pub fn new(cache_dir: PathBuf) -> Result<Self, RuntimeError> {
-        let engine = engine::build().map_err(|e| RuntimeError(format!("{e:#}")))?;
+        Runtime::with_instances(cache_dir, Instances::Pooled)
+    }
+
+    /// [`Runtime::new`], with instances allocated as `instances` says.
+    pub fn with_instances(cache_dir: PathBuf, instances: Instances) -> Result<Self, RuntimeError> {
+        let engine = engine::build(instances).map_err(|e| RuntimeError(format!("{e:#}")))?;
         let cache = CompileCache::new(cache_dir, &engine);
         Ok(Runtime { engine, cache })
     }
@@ -70,11 +76,7 @@ impl Runtime {
 
     /// The metadata of a component, from the cache when possible.
     pub fn meta(&self, wasm: &[u8], sha256: &str) -> Result<PluginMeta, LoadError> {
-        if let Some(meta) = self
-            .cache
-            .read_json(sha256, META_EXT)
-            .and_then(|v| serde_json::from_value(v).ok())
-        {
+        if let Some(meta) = self.cache.read_json::<PluginMeta>(sha256, META_EXT) {
             return Ok(meta);
         }
         Ok(self.load(wasm, Some(sha256))?.meta.clone())
@@ -88,10 +90,7 @@ impl Runtime {
             Some(s) => s.to_string(),
             None => sha256_hex(wasm),
         };
-        let cached_meta = self
-            .cache
-            .read_json(&sha, META_EXT)
-            .and_then(|v| serde_json::from_value::<PluginMeta>(v).ok());
+        let cached_meta = self.cache.read_json::<PluginMeta>(&sha, META_EXT);
         if let (Some(meta), Some(component)) = (&cached_meta, self.cache.load(&self.engine, &sha)) {
             return Ok(Arc::new(LoadedPlugin::new(
                 self.engine.clone(),

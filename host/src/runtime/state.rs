@@ -255,7 +255,32 @@ impl ResourceLimiter for CallState {
     ) -> wasmtime::Result<bool> {
         Ok(desired <= MAX_TABLE_ELEMENTS)
     }
+
+    // Counts per store. The pooling allocator has its own totals; these hold
+    // for instances mapped on demand too, so a component cannot multiply
+    // its tables (whose elements the memory budget does not count).
+    fn instances(&self) -> usize {
+        MAX_CORE_INSTANCES
+    }
+
+    fn tables(&self) -> usize {
+        MAX_TABLES
+    }
+
+    fn memories(&self) -> usize {
+        MAX_MEMORIES
+    }
 }
+
+/// Core instances one store may hold: a Rust component has about five (its
+/// module, the WASI adapter and the component model's shims).
+const MAX_CORE_INSTANCES: usize = 50;
+
+/// Tables one store may hold.
+const MAX_TABLES: usize = 20;
+
+/// Linear memories one store may hold; their sum is limited separately.
+const MAX_MEMORIES: usize = 10;
 
 /// A deadline so far ahead it never fires (for an unrepresentable one).
 fn far_future() -> Instant {
