@@ -96,6 +96,7 @@ pub fn call(args: CallArgs) -> Exit {
         Ok(i) => i,
         Err(msg) => return fail(args.json, Exit::Usage, &msg),
     };
+    crate::runtime::warm_up_wasi_io();
     let workspace = match args
         .workspace
         .clone()

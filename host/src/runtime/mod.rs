@@ -40,6 +40,18 @@ use crate::plugin::Manifest;
 /// Side-data file extension for cached [`PluginMeta`].
 const META_EXT: &str = "meta.json";
 
+/// Build, on another thread, the I/O runtime that wasmtime-wasi runs WASI
+/// calls on when the caller has none of its own. It starts two worker
+/// threads, about 0.3 ms that a one-shot process would otherwise spend
+/// inside its one call; built here, that happens on the other core while the
+/// process reads its policy and maps the component. A process that runs
+/// calls inside its own tokio runtime (the agent) never needs it.
+pub fn warm_up_wasi_io() {
+    let _ = std::thread::Builder::new()
+        .name("warden-warm-up".into())
+        .spawn(|| wasmtime_wasi::runtime::with_ambient_tokio_runtime(|| ()));
+}
+
 /// The engine and compile cache shared by every plugin and call.
 #[derive(Clone)]
 pub struct Runtime {
