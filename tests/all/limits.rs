@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 use serde_json::json;
 use warden::capability::Grant;
 use warden::protocol::{ErrorKind, ToolOutcome};
-use warden::runtime::{CallReport, CallRequest, CancelToken, Limits};
+use warden::runtime::{CallReport, CallRequest, CancelToken, Limits, LoadedPlugin};
 
 use crate::support::*;
 
@@ -17,7 +17,13 @@ fn hostile_call(tool: &str, input: serde_json::Value, limits: &Limits) -> CallRe
 /// The host keeps serving: an ordinary call right after succeeds.
 #[track_caller]
 fn assert_still_serving() {
-    let r = hostile_call("ok", json!({}), &Limits::default());
+    assert_still_serving_on(&hostile());
+}
+
+/// [`assert_still_serving`], for `p` (a hostile fixture's runtime).
+#[track_caller]
+fn assert_still_serving_on(p: &LoadedPlugin) {
+    let r = call_plugin(p, "ok", json!({}), &Grant::none(), &Limits::default());
     assert_eq!(
         r.outcome,
         ToolOutcome::Success(warden::protocol::ToolOutput {
@@ -31,14 +37,20 @@ fn assert_still_serving() {
 #[test]
 fn infinite_loop_stops_at_the_deadline() {
     let _quiet = exclusive();
+    assert_spin_stops_at_the_deadline(&hostile());
+}
+
+/// `p`'s infinite loop ends with a deadline error within the deadline plus
+/// 100 ms, and the next call succeeds.
+#[track_caller]
+fn assert_spin_stops_at_the_deadline(p: &LoadedPlugin) {
     let limits = Limits {
         deadline: Duration::from_millis(300),
         ..Limits::default()
     };
-    let p = hostile();
-    let _ = hostile_call("ok", json!({}), &limits); // warm the instance_pre
+    let _ = call_plugin(p, "ok", json!({}), &Grant::none(), &limits); // warm the instance_pre
     let started = Instant::now();
-    let r = call_plugin(&p, "spin", json!({}), &Grant::none(), &limits);
+    let r = call_plugin(p, "spin", json!({}), &Grant::none(), &limits);
     let elapsed = started.elapsed();
     let msg = outcome_err(&r.outcome, ErrorKind::Timeout);
     assert!(msg.contains("300ms deadline"), "{msg}");
@@ -50,28 +62,52 @@ fn infinite_loop_stops_at_the_deadline() {
         elapsed <= Duration::from_millis(400),
         "deadline overshot by more than 100 ms: {elapsed:?}"
     );
-    assert_still_serving();
+    assert_still_serving_on(p);
 }
 
 #[test]
 fn memory_bomb_ends_with_a_memory_error() {
+    assert_memory_bomb_is_stopped(&hostile());
+}
+
+/// `p`'s memory bomb ends with a memory error, and the next call succeeds.
+#[track_caller]
+fn assert_memory_bomb_is_stopped(p: &LoadedPlugin) {
     let limits = Limits {
         memory_bytes: 64 << 20,
         ..Limits::default()
     };
-    let r = hostile_call("alloc_bomb", json!({"chunk_mib": 4}), &limits);
+    let r = call_plugin(
+        p,
+        "alloc_bomb",
+        json!({"chunk_mib": 4}),
+        &Grant::none(),
+        &limits,
+    );
     let msg = outcome_err(&r.outcome, ErrorKind::MemoryLimit);
     assert!(msg.contains("64 MiB"), "{msg}");
-    assert_still_serving();
+    assert_still_serving_on(p);
 }
 
 #[test]
 fn stdout_flood_is_capped() {
+    assert_stdout_flood_is_capped(&hostile());
+}
+
+/// `p`'s flood of stdout is capped, and the next call succeeds.
+#[track_caller]
+fn assert_stdout_flood_is_capped(p: &LoadedPlugin) {
     let limits = Limits {
         stdio_bytes: 4096,
         ..Limits::default()
     };
-    let r = hostile_call("flood_stdout", json!({"mib": 8}), &limits);
+    let r = call_plugin(
+        p,
+        "flood_stdout",
+        json!({"mib": 8}),
+        &Grant::none(),
+        &limits,
+    );
     assert!(
         matches!(&r.outcome, ToolOutcome::Success(o) if o.text == "done"),
         "{:?}",
@@ -79,7 +115,7 @@ fn stdout_flood_is_capped() {
     );
     assert_eq!(r.stdout.len(), 4096);
     assert_eq!(r.stdout_dropped, (8u64 << 20) - 4096);
-    assert_still_serving();
+    assert_still_serving_on(p);
 }
 
 #[test]
@@ -428,7 +464,7 @@ fn a_cooperative_guest_sees_the_cancellation_and_returns_within_the_grace() {
 
 /// The hostile fixture in a runtime whose instances are mapped on demand,
 /// as a one-shot `warden tool call` runs them.
-fn hostile_on_demand() -> std::sync::Arc<warden::runtime::LoadedPlugin> {
+fn hostile_on_demand() -> std::sync::Arc<LoadedPlugin> {
     let home = warden::home::Home::at(shared_home().to_path_buf());
     let runtime = warden::runtime::Runtime::with_instances(
         home.cache_dir(),
@@ -443,53 +479,8 @@ fn hostile_on_demand() -> std::sync::Arc<warden::runtime::LoadedPlugin> {
 fn instances_mapped_on_demand_keep_every_limit() {
     let _quiet = exclusive();
     let p = hostile_on_demand();
-    let ok = call_plugin(&p, "ok", json!({}), &Grant::none(), &Limits::default());
-    assert!(
-        matches!(ok.outcome, ToolOutcome::Success(_)),
-        "{:?}",
-        ok.outcome
-    );
-
-    let memory = Limits {
-        memory_bytes: 64 << 20,
-        ..Limits::default()
-    };
-    let r = call_plugin(
-        &p,
-        "alloc_bomb",
-        json!({"chunk_mib": 4}),
-        &Grant::none(),
-        &memory,
-    );
-    let msg = outcome_err(&r.outcome, ErrorKind::MemoryLimit);
-    assert!(msg.contains("64 MiB"), "{msg}");
-
-    let deadline = Limits {
-        deadline: Duration::from_millis(300),
-        ..Limits::default()
-    };
-    let started = Instant::now();
-    let r = call_plugin(&p, "spin", json!({}), &Grant::none(), &deadline);
-    let elapsed = started.elapsed();
-    outcome_err(&r.outcome, ErrorKind::Timeout);
-    assert!(
-        (Duration::from_millis(300)..=Duration::from_millis(400)).contains(&elapsed),
-        "{elapsed:?}"
-    );
-
-    let flood = Limits {
-        stdio_bytes: 4096,
-        ..Limits::default()
-    };
-    let r = call_plugin(
-        &p,
-        "flood_stdout",
-        json!({"mib": 8}),
-        &Grant::none(),
-        &flood,
-    );
-    assert_eq!(r.stdout.len(), 4096);
-
-    let again = call_plugin(&p, "ok", json!({}), &Grant::none(), &Limits::default());
-    assert_eq!(again.outcome, ok.outcome, "the next call still succeeds");
+    assert_still_serving_on(&p);
+    assert_memory_bomb_is_stopped(&p);
+    assert_spin_stops_at_the_deadline(&p);
+    assert_stdout_flood_is_capped(&p);
 }

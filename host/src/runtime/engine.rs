@@ -158,41 +158,30 @@ mod tests {
         );
     }
 
-    #[test]
-    fn a_store_holds_at_most_max_tables_whatever_the_allocator() {
+    /// Under either allocator, one store instantiates `module` `fits`
+    /// times, and the next instantiation fails naming `what`.
+    fn assert_store_refuses_after(module: &[u8], fits: usize, what: &str) {
         for instances in [Instances::Pooled, Instances::OnDemand] {
             let engine = engine(instances);
-            // One table per module, as the pool allows.
-            let one = Module::new(&engine, module_with_tables(1)).unwrap_or_else(|e| panic!("{e}"));
+            let module = Module::new(&engine, module).unwrap_or_else(|e| panic!("{e}"));
             let mut s = store(&engine);
-            for i in 0..20 {
-                Instance::new(&mut s, &one, &[])
-                    .unwrap_or_else(|e| panic!("{instances:?}: table {i}: {e:#}"));
+            for i in 0..fits {
+                Instance::new(&mut s, &module, &[])
+                    .unwrap_or_else(|e| panic!("{instances:?}: {what} {i}: {e:#}"));
             }
-            let err = Instance::new(&mut s, &one, &[]).map(drop).unwrap_err();
-            assert!(
-                format!("{err:#}").contains("table"),
-                "{instances:?}: {err:#}"
-            );
+            let err = Instance::new(&mut s, &module, &[]).map(drop).unwrap_err();
+            assert!(format!("{err:#}").contains(what), "{instances:?}: {err:#}");
         }
     }
 
     #[test]
+    fn a_store_holds_at_most_max_tables_whatever_the_allocator() {
+        // One table per module, as the pool allows.
+        assert_store_refuses_after(&module_with_tables(1), 20, "table");
+    }
+
+    #[test]
     fn a_store_holds_at_most_max_core_instances_whatever_the_allocator() {
-        for instances in [Instances::Pooled, Instances::OnDemand] {
-            let engine = engine(instances);
-            let empty =
-                Module::new(&engine, module_with_tables(0)).unwrap_or_else(|e| panic!("{e}"));
-            let mut s = store(&engine);
-            for i in 0..50 {
-                Instance::new(&mut s, &empty, &[])
-                    .unwrap_or_else(|e| panic!("{instances:?}: instance {i}: {e:#}"));
-            }
-            let err = Instance::new(&mut s, &empty, &[]).map(drop).unwrap_err();
-            assert!(
-                format!("{err:#}").contains("instance"),
-                "{instances:?}: {err:#}"
-            );
-        }
+        assert_store_refuses_after(&module_with_tables(0), 50, "instance");
     }
 }
