@@ -603,13 +603,17 @@ impl Live {
         }
     }
 
+    /// Send `sig` (`-INT` or `-KILL`) to the process, straight away: a
+    /// test timing a second interrupt cannot wait for a `kill` to spawn.
     pub(crate) fn signal(&self, sig: &str) {
-        let ok = Command::new("kill")
-            .args([sig, &self.child.id().to_string()])
-            .status()
-            .unwrap()
-            .success();
-        assert!(ok);
+        use rustix::process::{Pid, Signal, kill_process};
+        let sig = match sig {
+            "-INT" => Signal::INT,
+            "-KILL" => Signal::KILL,
+            other => panic!("no signal {other} in these tests"),
+        };
+        let pid = i32::try_from(self.child.id()).ok().and_then(Pid::from_raw);
+        kill_process(pid.unwrap(), sig).unwrap();
     }
 
     /// Wait (at most 60 s) for the process to exit; its code and the rest of its events.

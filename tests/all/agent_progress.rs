@@ -160,17 +160,10 @@ fn a_second_ctrl_c_exits_at_once_and_the_session_stays_valid() {
         "glob",
         r#"{"pattern":"*"}"#,
     )]));
-    // Reading a FIFO no one writes to blocks in the host's `open`, a
-    // system call neither the deadline nor cancellation can end: the first
-    // Ctrl-C waits for it.
-    let fifo = sb.ws().join("pipe");
-    let made = Command::new("mkfifo").arg(&fifo).status().unwrap();
-    assert!(made.success());
-    server.push(Script::tool_calls(&[(
-        "stuck",
-        "read_path",
-        r#"{"path":"/workspace/pipe"}"#,
-    )]));
+    // A guest spinning without asking `is-cancelled` gets the grace
+    // (`CANCEL_GRACE`, 100 ms) before the host stops it: the first Ctrl-C
+    // waits that long, and a second one inside it must not.
+    server.push(Script::tool_calls(&[("stuck", "spin", "{}")]));
     let mut cmd = run_cmd(&server, &policy, &sb);
     cmd.arg("--json").arg("wait for it");
     let mut live = Live::of(cmd);

@@ -63,6 +63,11 @@ pub(super) fn plan(pflags: PathFlags, oflags: OpenFlags, dflags: DescriptorFlags
     if oflags.contains(OpenFlags::DIRECTORY) {
         flags |= OFlags::DIRECTORY;
     }
+    // Opening a FIFO waits for its other end, in a system call neither the
+    // deadline nor cancellation can cut short. Non-blocking, the open returns
+    // at once and the caller refuses what it opened (see `special`). Regular
+    // files and directories ignore the flag (open(2)), so it stays set.
+    flags |= OFlags::NONBLOCK;
     Some(Plan { flags, mode })
 }
 
@@ -94,8 +99,19 @@ pub(super) fn open(dir: &std::fs::File, path: &str, plan: &Plan) -> Beneath {
         Err(Errno::LOOP | Errno::XDEV | Errno::AGAIN | Errno::NOSYS | Errno::PERM) => {
             Beneath::Unavailable
         }
+        // What a non-blocking open says of a socket, or of a FIFO with no
+        // reader opened for writing: special files, which the boundary
+        // refuses as `unsupported` (see `special`).
+        Err(Errno::NXIO) => Beneath::Failed(Errno::OPNOTSUPP.into()),
         Err(e) => Beneath::Failed(e.into()),
     }
+}
+
+/// Whether `kind` is something the boundary never opens: a FIFO, a socket
+/// or a device. Only regular files, directories and the symlinks leading to
+/// them are served.
+pub(super) fn special(kind: std::fs::FileType) -> bool {
+    !(kind.is_file() || kind.is_dir() || kind.is_symlink())
 }
 
 /// Without `openat2` every checked open takes the careful path.

@@ -1,7 +1,13 @@
 //! Raw attempts through the hostile fixture, which hands guest paths
 //! straight to `std::fs`: the WASI layer alone must refuse.
 
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use warden::capability::{PathGuard, ProtectedReads};
+
 use super::*;
+
 #[test]
 fn raw_reads_outside_are_refused() {
     let sb = populated();
@@ -296,4 +302,73 @@ fn sockets_are_never_linked() {
         Some(std::io::ErrorKind::WouldBlock),
         "a guest connection reached the host"
     );
+}
+
+/// A FIFO, a socket and a symlink to the FIFO in the workspace: opening
+/// one, for reading or writing, fails at once under every kind of grant. A
+/// blocking open of the FIFO would wait for its other end in a system call
+/// the call's deadline cannot cut short.
+#[test]
+fn fifos_and_sockets_are_refused_at_once_never_waited_on() {
+    use std::os::unix::net::UnixListener;
+    let sb = populated();
+    let fifo = sb.ws().join("pipe");
+    assert!(
+        Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .unwrap()
+            .success()
+    );
+    sb.symlink("pipe", "via");
+    let _socket = UnixListener::bind(sb.ws().join("sock")).unwrap();
+    // Should an open block after all, unblock it after a while (opening a
+    // FIFO for reading and writing never waits) so that the test fails
+    // instead of hanging.
+    let done = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let (watchdog, finished) = (fifo.clone(), done.clone());
+    std::thread::spawn(move || {
+        std::thread::sleep(Duration::from_secs(10));
+        while !finished.load(std::sync::atomic::Ordering::Relaxed) {
+            let _ = std::fs::OpenOptions::new()
+                .read(true)
+                .write(true)
+                .open(&watchdog);
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    });
+    let unreadable = PathGuard::new(vec!["sub/**".into()], ProtectedReads::Refused).unwrap();
+    let grants = [
+        guarded_grant(&sb.ws(), FsAccess::ReadWrite, None),
+        ws_grant(&sb.ws(), FsAccess::ReadWrite),
+        guarded_grant(&sb.ws(), FsAccess::ReadWrite, Some(unreadable)),
+        ws_grant(&sb.ws(), FsAccess::ReadOnly),
+    ];
+    let started = Instant::now();
+    for grant in &grants {
+        for (tool, path) in [
+            ("read_path", "pipe"),
+            ("read_path", "via"),
+            ("read_path", "sock"),
+            ("write_path", "pipe"),
+            ("write_path", "via"),
+        ] {
+            let input = json!({"path": format!("/workspace/{path}"), "content": "x"});
+            let r = raw(tool, input, grant);
+            let message = raw_refused(&r, ErrorKind::Io);
+            assert!(
+                message.contains("(kind: Unsupported)"),
+                "{tool} {path}: {message}"
+            );
+        }
+        let r = raw("read_path", json!({"path": "/workspace/a.txt"}), grant);
+        assert_eq!(ok_report(&r), "A\n");
+    }
+    done.store(true, std::sync::atomic::Ordering::Relaxed);
+    assert!(
+        started.elapsed() < Duration::from_secs(10),
+        "took {:?}",
+        started.elapsed()
+    );
+    sb.assert_canaries_intact();
 }

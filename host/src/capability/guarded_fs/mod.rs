@@ -28,6 +28,13 @@
 //!   last component only, never following it (setting times through a
 //!   symlink follows it by hand, each hop checked).
 //!
+//! Only regular files and directories are opened (through symlinks
+//! leading to them). A FIFO, a socket or a device is refused with
+//! `error-code::unsupported`: opening a FIFO waits for its other end, in a
+//! system call that neither the deadline nor cancellation can cut short.
+//! Direct opens are non-blocking and look at what they opened; with a
+//! symlink on the way, the entry is looked at before wasmtime opens it.
+//!
 //! So the check and the effect concern the same object. Residual gaps: a
 //! descriptor's remembered path goes stale if someone else (another call,
 //! a host process) moves its directory while it is open — protected

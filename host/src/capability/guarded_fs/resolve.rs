@@ -46,6 +46,15 @@ fn is(err: &FsError, code: wasi::ErrorCode) -> bool {
     err.downcast_ref() == Some(&code)
 }
 
+/// [`beneath::special`] for a type wasmtime reports.
+fn special_type(kind: fs::DescriptorType) -> bool {
+    use fs::DescriptorType as T;
+    match kind {
+        T::RegularFile | T::Directory | T::SymbolicLink => false,
+        T::Fifo | T::Socket | T::CharacterDevice | T::BlockDevice | T::Unknown => true,
+    }
+}
+
 fn use_of(oflags: fs::OpenFlags, dflags: fs::DescriptorFlags) -> PathUse {
     let changes = oflags.intersects(fs::OpenFlags::CREATE | fs::OpenFlags::TRUNCATE)
         || dflags.contains(fs::DescriptorFlags::WRITE);
@@ -142,6 +151,9 @@ impl GuardedFs<'_> {
             Err(e) => return Some(Err(e.into())),
             Ok(m) if m.is_dir() => {
                 Descriptor::Dir(Dir::new(file, perms, plan.mode, BLOCK_CURRENT_THREAD))
+            }
+            Ok(m) if beneath::special(m.file_type()) => {
+                return Some(Err(wasi::ErrorCode::Unsupported.into()));
             }
             Ok(_) if oflags.contains(fs::OpenFlags::DIRECTORY) => {
                 return Some(Err(wasi::ErrorCode::NotDirectory.into()));
@@ -284,7 +296,18 @@ impl GuardedFs<'_> {
         hops: u8,
     ) -> FsResult<Resource<Descriptor>> {
         let how = use_of(oflags, dflags);
-        if !self.boundary.checks(how) || beneath::plan(pflags, oflags, dflags).is_none() {
+        if beneath::plan(pflags, oflags, dflags).is_none() {
+            // Flags wasmtime refuses, before any effect.
+            return self.inner.open_at(fd, pflags, path, oflags, dflags);
+        }
+        if !self.boundary.checks(how) {
+            // Nothing to check, but the open must still not block.
+            if let Some(rel) = self.named(&fd, &path)
+                && let Some(opened) = self.open_beneath(&fd, &rel, &path, (pflags, oflags, dflags))
+            {
+                return opened;
+            }
+            self.refuse_special(&fd, pflags, &path)?;
             return self.inner.open_at(fd, pflags, path, oflags, dflags);
         }
         let base = self.path_of(&fd, FsOp::Open)?;
@@ -310,6 +333,25 @@ impl GuardedFs<'_> {
         result
     }
 
+    /// Refuse to open a FIFO, socket or device that `path` leads to, before
+    /// wasmtime's own open (which would block on a FIFO). Used where a
+    /// symlink is on the way and the open cannot be made non-blocking; the
+    /// entry could change between this look and the open only by another
+    /// process's hand, since no guest can make a FIFO or a device.
+    fn refuse_special(
+        &mut self,
+        fd: &Resource<Descriptor>,
+        pflags: fs::PathFlags,
+        path: &str,
+    ) -> FsResult<()> {
+        let at = Resource::new_borrow(fd.rep());
+        match self.inner.stat_at(at, pflags, path.to_string()) {
+            Ok(stat) if special_type(stat.type_) => Err(wasi::ErrorCode::Unsupported.into()),
+            // Nothing there, or nothing to stat: the open says so itself.
+            _ => Ok(()),
+        }
+    }
+
     /// Open an existing entry without creating or truncating it, check
     /// where it really is, then truncate if asked.
     fn open_existing(
@@ -324,6 +366,7 @@ impl GuardedFs<'_> {
             dflags |= fs::DescriptorFlags::WRITE;
         }
         let plain = oflags & fs::OpenFlags::DIRECTORY;
+        self.refuse_special(&fd, pflags, &path)?;
         let opened = self.inner.open_at(fd, pflags, path, plain, dflags)?;
         let checked = self
             .path_of(&opened, FsOp::Open)
