@@ -313,3 +313,47 @@ fn load_legacy() -> std::sync::Arc<warden::runtime::LoadedPlugin> {
     let wasm = std::fs::read(warden::test_plugins::LEGACY).unwrap();
     catalog().runtime().load(&wasm, None).unwrap()
 }
+
+#[test]
+fn results_held_for_the_caller_count_against_the_calls_memory_limit() {
+    // Ten workers, one at a time, each returning 3 MiB of text under a
+    // 4 MiB output cap: 30 MiB of results for a call limited to 24 MiB.
+    let limits = Limits {
+        memory_bytes: 24 << 20,
+        output_bytes: 4 << 20,
+        workers: 1,
+        ..Limits::default()
+    };
+    let tasks: Vec<Value> = (0..10)
+        .map(|_| json!({"op": "text", "bytes": 3 << 20}))
+        .collect();
+    let input = json!({"tasks": tasks, "lengths": true});
+    let r = call_plugin(&hostile(), "fan_out", input, &Grant::none(), &limits);
+    let v = structured(&r);
+    let results = v["results"].as_array().unwrap();
+    assert_eq!(results.len(), 10);
+    let kept: Vec<u64> = results
+        .iter()
+        .filter_map(|r| r["ok_len"].as_u64())
+        .collect();
+    assert!(
+        kept.len() >= 3 && kept.iter().all(|n| *n == 3 << 20),
+        "the first results fit: {results:?}"
+    );
+    assert!(
+        kept.iter().sum::<u64>() < 24 << 20,
+        "the results held stay under the limit: {results:?}"
+    );
+    let refused: Vec<&str> = results
+        .iter()
+        .filter_map(|r| r["message"].as_str())
+        .collect();
+    assert_eq!(kept.len() + refused.len(), 10, "{results:?}");
+    assert!(
+        refused.iter().all(|m| m.contains("24 MiB memory limit")),
+        "{refused:?}"
+    );
+    // Everything held was given back: the next call has its whole limit.
+    let r = fan(json!([{"op": "alloc", "mib": 16}]), &Grant::none(), &limits);
+    assert_eq!(structured(&r)["results"][0]["ok"], "allocated 16 MiB");
+}

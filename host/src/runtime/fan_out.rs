@@ -8,7 +8,8 @@
 //!   each worker from the call's grant;
 //! - the call's deadline and cancellation token;
 //! - one memory limit for the call, shared by its instance and all its
-//!   workers ([`super::state::MemoryBudget`]);
+//!   workers ([`super::state::MemoryBudget`]), which also covers the
+//!   results the host holds until the caller has them all;
 //! - the other per-instance limits (host-call fuel, handles, output) as
 //!   the call has them;
 //! - the workers' logs, progress, stdout, stderr, file uses, refusals and
@@ -69,6 +70,9 @@ type GuestResult = Result<types::ToolOutput, types::ToolError>;
 /// What one worker left behind for its parent.
 struct Done {
     result: GuestResult,
+    /// Bytes of `result` charged to the call's memory budget until the
+    /// caller receives it.
+    held: usize,
     logs: Vec<LogLine>,
     logs_dropped: u64,
     progress: Vec<ProgressEvent>,
@@ -80,6 +84,7 @@ impl Done {
     fn failed(e: ToolError) -> Done {
         Done {
             result: Err(guest_error(e)),
+            held: 0,
             logs: Vec::new(),
             logs_dropped: 0,
             progress: Vec::new(),
@@ -138,6 +143,7 @@ pub(super) fn fan_out(
     drop(slots);
     state.workers = Some(workers);
     state.workers_run += tasks.len() as u64;
+    let held: usize = done.iter().map(|d| d.held).sum();
     let mut results = Vec::with_capacity(done.len());
     for d in done {
         for line in d.logs {
@@ -150,6 +156,8 @@ pub(super) fn fan_out(
         state.fs_boundary.absorb(d.boundary);
         results.push(d.result);
     }
+    // Lowered into the caller's memory next, where its own growth is charged.
+    state.memory.release(held);
     Ok(results)
 }
 
@@ -286,8 +294,10 @@ fn run_one(shared: &Shared<'_>, index: usize, task: &str) -> Done {
         message: hide_paths_in(e.message, &shared.hidden),
         ..e
     });
+    let (result, held) = hold(result, &shared.memory, limits);
     Done {
         result,
+        held,
         logs: state.logs,
         logs_dropped: state.logs_dropped,
         progress: state.progress,
@@ -316,6 +326,29 @@ fn worker_output(mut out: types::ToolOutput, limits: &Limits) -> GuestResult {
         out.text.shrink_to_fit();
     }
     Ok(out)
+}
+
+/// Charge a worker's output to the call's memory budget while the host
+/// holds it, or refuse it when that would pass the limit: 64 results under
+/// the output cap would otherwise let a call keep far more host memory than
+/// its limit allows.
+fn hold(result: GuestResult, memory: &MemoryBudget, limits: &Limits) -> (GuestResult, usize) {
+    let Ok(out) = result else {
+        return (result, 0);
+    };
+    let bytes = out.text.len() + out.structured.as_ref().map_or(0, String::len);
+    if memory.take(bytes) {
+        return (Ok(out), bytes);
+    }
+    let refused = types::ToolError {
+        kind: types::ErrorKind::Internal,
+        message: format!(
+            "the worker's output ({bytes} bytes) would pass the call's {} MiB memory limit, \
+             with the call's instances and the results already held",
+            limits.memory_bytes >> 20
+        ),
+    };
+    (Err(refused), 0)
 }
 
 /// A host error as the guest's error type. Kinds the guest's enum lacks

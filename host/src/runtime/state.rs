@@ -307,7 +307,7 @@ impl MemoryBudget {
     }
 
     /// Commit `bytes` more, unless that would pass the cap.
-    fn take(&self, bytes: usize) -> bool {
+    pub(super) fn take(&self, bytes: usize) -> bool {
         self.used
             .fetch_update(Ordering::AcqRel, Ordering::Acquire, |used| {
                 used.checked_add(bytes).filter(|total| *total <= self.cap)

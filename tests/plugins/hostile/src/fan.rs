@@ -19,6 +19,9 @@ pub struct FanOutInput {
     /// MiB the calling instance allocates and holds while its workers run.
     #[serde(default)]
     parent_mib: usize,
+    /// Report each result's text length instead of its text.
+    #[serde(default)]
+    lengths: bool,
 }
 
 /// What a worker does.
@@ -43,6 +46,8 @@ enum Task {
     Fail,
     /// Return structured output of about `bytes` bytes.
     Structured { bytes: usize },
+    /// Return `bytes` bytes of text.
+    Text { bytes: usize },
 }
 
 impl Tool for FanOut {
@@ -56,7 +61,8 @@ impl Tool for FanOut {
             "type": "object",
             "properties": {
                 "tasks": {"type": "array", "items": {"type": "object"}},
-                "parent_mib": {"type": "integer", "minimum": 0}
+                "parent_mib": {"type": "integer", "minimum": 0},
+                "lengths": {"type": "boolean"}
             },
             "required": ["tasks"]
         })
@@ -78,6 +84,7 @@ impl Tool for FanOut {
         let shown: Vec<Value> = results
             .into_iter()
             .map(|r| match r {
+                Ok(out) if input.lengths => json!({"ok_len": out.text.len()}),
                 Ok(out) => json!({"ok": out.text, "structured": out.structured}),
                 Err(e) => json!({"error": format!("{:?}", e.kind), "message": e.message}),
             })
@@ -119,6 +126,7 @@ impl Tool for FanOut {
             },
             Task::IsWorker => Ok(Output::text(warden_sdk::is_worker().to_string())),
             Task::Fail => Err(ToolError::not_found("the worker found nothing")),
+            Task::Text { bytes } => Ok(Output::text("x".repeat(bytes))),
             Task::Structured { bytes } => {
                 Ok(Output::text("big").with_structured(json!({"pad": "x".repeat(bytes)})))
             }
