@@ -603,17 +603,13 @@ impl Live {
         }
     }
 
-    /// Send `sig` (`-INT` or `-KILL`) to the process, straight away: a
-    /// test timing a second interrupt cannot wait for a `kill` to spawn.
-    pub(crate) fn signal(&self, sig: &str) {
-        use rustix::process::{Pid, Signal, kill_process};
-        let sig = match sig {
-            "-INT" => Signal::INT,
-            "-KILL" => Signal::KILL,
-            other => panic!("no signal {other} in these tests"),
-        };
-        let pid = i32::try_from(self.child.id()).ok().and_then(Pid::from_raw);
-        kill_process(pid.unwrap(), sig).unwrap();
+    /// Send `sig` to the process, straight away: a test timing a second
+    /// interrupt cannot wait for a `kill` to spawn.
+    pub(crate) fn signal(&self, sig: rustix::process::Signal) {
+        let pid = i32::try_from(self.child.id())
+            .ok()
+            .and_then(rustix::process::Pid::from_raw);
+        rustix::process::kill_process(pid.unwrap(), sig).unwrap();
     }
 
     /// Wait (at most 60 s) for the process to exit; its code and the rest of its events.
@@ -669,7 +665,7 @@ fn ctrl_c_cancels_running_calls_and_every_call_gets_a_result() {
     let started = live.wait_for("session_started");
     live.wait_for("tool_call");
     std::thread::sleep(Duration::from_millis(500));
-    live.signal("-INT");
+    live.signal(rustix::process::Signal::INT);
     let interrupted = Instant::now();
     let (code, events) = live.finish();
     assert_eq!(code, Some(4), "{events:#?}");
@@ -750,7 +746,7 @@ fn a_killed_run_resumes_without_its_partial_turn() {
         }
     }
     std::thread::sleep(Duration::from_millis(200));
-    live.signal("-KILL");
+    live.signal(rustix::process::Signal::KILL);
     let (code, _) = live.finish();
     assert_eq!(code, None, "killed by a signal");
 

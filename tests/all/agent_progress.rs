@@ -1,12 +1,13 @@
 //! While a tool runs, over the mock model and the real binary: its
 //! progress reports reach the user (rate-limited `tool_progress` events
 //! with the elapsed time, or a line on the terminal), and a second Ctrl-C
-//! exits at once while the first waits on a call stuck in the host,
-//! leaving a session that loads and resumes.
+//! exits at once while the first waits for a guest to stop, leaving a
+//! session that loads and resumes.
 
 use std::process::Command;
 use std::time::{Duration, Instant};
 
+use rustix::process::Signal;
 use serde_json::Value;
 use warden::agent::Record;
 use warden::provider::WireFormat;
@@ -154,34 +155,42 @@ fn a_second_ctrl_c_exits_at_once_and_the_session_stays_valid() {
     let sb = Sandbox::new();
     let tmp = tempfile::tempdir().unwrap();
     let policy = auto_policy(tmp.path());
-    let server = MockModel::start(WireFormat::OpenAiChat);
-    server.push(Script::tool_calls(&[(
-        "first",
-        "glob",
-        r#"{"pattern":"*"}"#,
-    )]));
     // A guest spinning without asking `is-cancelled` gets the grace
     // (`CANCEL_GRACE`, 100 ms) before the host stops it: the first Ctrl-C
-    // waits that long, and a second one inside it must not.
-    server.push(Script::tool_calls(&[("stuck", "spin", "{}")]));
-    let mut cmd = run_cmd(&server, &policy, &sb);
-    cmd.arg("--json").arg("wait for it");
-    let mut live = Live::of(cmd);
-    let id = live.wait_for("session_started")["session_id"]
-        .as_str()
-        .unwrap()
-        .to_string();
-    loop {
-        if live.wait_for("tool_call")["call_id"] == "stuck" {
-            break;
-        }
-    }
-    std::thread::sleep(Duration::from_millis(300));
-    live.signal("-INT");
-    live.wait_for("interrupted");
-    let second = Instant::now();
-    live.signal("-INT");
-    let (code, events) = live.finish();
+    // waits that long, and a second one inside it must not. Should the
+    // second land after the grace (a stalled test machine), the run has
+    // ended as the first Ctrl-C asked, with `finished`: try again, at most
+    // three times.
+    let (server, id, code, events, second) = (0..3)
+        .map(|_| {
+            let server = MockModel::start(WireFormat::OpenAiChat);
+            server.push(Script::tool_calls(&[(
+                "first",
+                "glob",
+                r#"{"pattern":"*"}"#,
+            )]));
+            server.push(Script::tool_calls(&[("stuck", "spin", "{}")]));
+            let mut cmd = run_cmd(&server, &policy, &sb);
+            cmd.arg("--json").arg("wait for it");
+            let mut live = Live::of(cmd);
+            let id = live.wait_for("session_started")["session_id"]
+                .as_str()
+                .unwrap()
+                .to_string();
+            while live.wait_for("tool_call")["call_id"] != "stuck" {}
+            std::thread::sleep(Duration::from_millis(300));
+            live.signal(Signal::INT);
+            live.wait_for("interrupted");
+            let second = Instant::now();
+            live.signal(Signal::INT);
+            let (code, events) = live.finish();
+            (server, id, code, events, second)
+        })
+        .find(|(_, _, code, events, _)| {
+            let late = *code == Some(4) && events.iter().any(|e| e["type"] == "finished");
+            !late
+        })
+        .expect("in three tries the second Ctrl-C never came within the grace");
     assert_eq!(code, Some(130), "{events:#?}");
     assert!(
         second.elapsed() < Duration::from_secs(10),

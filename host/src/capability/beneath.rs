@@ -65,8 +65,10 @@ pub(super) fn plan(pflags: PathFlags, oflags: OpenFlags, dflags: DescriptorFlags
     }
     // Opening a FIFO waits for its other end, in a system call neither the
     // deadline nor cancellation can cut short. Non-blocking, the open returns
-    // at once and the caller refuses what it opened (see `special`). Regular
-    // files and directories ignore the flag (open(2)), so it stays set.
+    // at once and the caller refuses what it opened (see `special`). Reads,
+    // writes and listings of regular files and directories ignore the flag
+    // (open(2)), so it stays set; an open that would wait for a file lease
+    // fails with `EAGAIN` instead and takes the careful path.
     flags |= OFlags::NONBLOCK;
     Some(Plan { flags, mode })
 }
@@ -82,12 +84,27 @@ pub(super) enum Beneath {
     Unavailable,
 }
 
-/// Open `path` beneath `dir` following no symlink at all.
+/// Which symlinks an open beneath a directory may pass through.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Symlinks {
+    /// None: what was opened is exactly the lexical path.
+    Refused,
+    /// Those that stay beneath the directory (as wasmtime's own open);
+    /// where the open led is read back from the kernel.
+    Beneath,
+}
+
+/// Open `path` beneath `dir`, through the symlinks `via` allows.
 #[cfg(target_os = "linux")]
-pub(super) fn open(dir: &std::fs::File, path: &str, plan: &Plan) -> Beneath {
+pub(super) fn open(dir: &std::fs::File, path: &str, plan: &Plan, via: Symlinks) -> Beneath {
     use rustix::fs::{Mode, ResolveFlags, openat2};
     use rustix::io::Errno;
-    let resolve = ResolveFlags::BENEATH | ResolveFlags::NO_SYMLINKS | ResolveFlags::NO_MAGICLINKS;
+    let resolve = match via {
+        Symlinks::Refused => {
+            ResolveFlags::BENEATH | ResolveFlags::NO_SYMLINKS | ResolveFlags::NO_MAGICLINKS
+        }
+        Symlinks::Beneath => ResolveFlags::BENEATH | ResolveFlags::NO_MAGICLINKS,
+    };
     // `openat2` refuses a mode unless it creates.
     let mode = if plan.flags.contains(rustix::fs::OFlags::CREATE) {
         Mode::from_raw_mode(0o666)
@@ -107,17 +124,17 @@ pub(super) fn open(dir: &std::fs::File, path: &str, plan: &Plan) -> Beneath {
     }
 }
 
+/// Without `openat2` every checked open takes the careful path.
+#[cfg(not(target_os = "linux"))]
+pub(super) fn open(_dir: &std::fs::File, _path: &str, _plan: &Plan, _via: Symlinks) -> Beneath {
+    Beneath::Unavailable
+}
+
 /// Whether `kind` is something the boundary never opens: a FIFO, a socket
 /// or a device. Only regular files, directories and the symlinks leading to
 /// them are served.
 pub(super) fn special(kind: std::fs::FileType) -> bool {
     !(kind.is_file() || kind.is_dir() || kind.is_symlink())
-}
-
-/// Without `openat2` every checked open takes the careful path.
-#[cfg(not(target_os = "linux"))]
-pub(super) fn open(_dir: &std::fs::File, _path: &str, _plan: &Plan) -> Beneath {
-    Beneath::Unavailable
 }
 
 /// The host path of an open file or directory, as the kernel knows it now.

@@ -1,7 +1,9 @@
 //! Raw attempts through the hostile fixture, which hands guest paths
 //! straight to `std::fs`: the WASI layer alone must refuse.
 
-use std::process::Command;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use warden::capability::{PathGuard, ProtectedReads};
@@ -313,30 +315,18 @@ fn fifos_and_sockets_are_refused_at_once_never_waited_on() {
     use std::os::unix::net::UnixListener;
     let sb = populated();
     let fifo = sb.ws().join("pipe");
-    assert!(
-        Command::new("mkfifo")
-            .arg(&fifo)
-            .status()
-            .unwrap()
-            .success()
-    );
+    rustix::fs::mknodat(
+        rustix::fs::CWD,
+        &fifo,
+        rustix::fs::FileType::Fifo,
+        rustix::fs::Mode::from_raw_mode(0o644),
+        0,
+    )
+    .unwrap();
     sb.symlink("pipe", "via");
     let _socket = UnixListener::bind(sb.ws().join("sock")).unwrap();
-    // Should an open block after all, unblock it after a while (opening a
-    // FIFO for reading and writing never waits) so that the test fails
-    // instead of hanging.
-    let done = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
-    let (watchdog, finished) = (fifo.clone(), done.clone());
-    std::thread::spawn(move || {
-        std::thread::sleep(Duration::from_secs(10));
-        while !finished.load(std::sync::atomic::Ordering::Relaxed) {
-            let _ = std::fs::OpenOptions::new()
-                .read(true)
-                .write(true)
-                .open(&watchdog);
-            std::thread::sleep(Duration::from_millis(50));
-        }
-    });
+    let _unblock = Unblock::after(Duration::from_secs(10), fifo);
+    let _compiled = hostile();
     let unreadable = PathGuard::new(vec!["sub/**".into()], ProtectedReads::Refused).unwrap();
     let grants = [
         guarded_grant(&sb.ws(), FsAccess::ReadWrite, None),
@@ -364,11 +354,40 @@ fn fifos_and_sockets_are_refused_at_once_never_waited_on() {
         let r = raw("read_path", json!({"path": "/workspace/a.txt"}), grant);
         assert_eq!(ok_report(&r), "A\n");
     }
-    done.store(true, std::sync::atomic::Ordering::Relaxed);
     assert!(
         started.elapsed() < Duration::from_secs(10),
         "took {:?}",
         started.elapsed()
     );
     sb.assert_canaries_intact();
+}
+
+/// Should an open of a FIFO block after all, this opens it for reading and
+/// writing (which never waits, and ends any open waiting on it) every 50 ms
+/// from `after` on, until dropped: the test then fails on its time instead
+/// of hanging.
+struct Unblock(Arc<AtomicBool>);
+
+impl Unblock {
+    fn after(after: Duration, fifo: PathBuf) -> Unblock {
+        let done = Arc::new(AtomicBool::new(false));
+        let finished = done.clone();
+        std::thread::spawn(move || {
+            std::thread::sleep(after);
+            while !finished.load(Ordering::Relaxed) {
+                let _ = std::fs::OpenOptions::new()
+                    .read(true)
+                    .write(true)
+                    .open(&fifo);
+                std::thread::sleep(Duration::from_millis(50));
+            }
+        });
+        Unblock(done)
+    }
+}
+
+impl Drop for Unblock {
+    fn drop(&mut self) {
+        self.0.store(true, Ordering::Relaxed);
+    }
 }

@@ -28,13 +28,6 @@
 //!   last component only, never following it (setting times through a
 //!   symlink follows it by hand, each hop checked).
 //!
-//! Only regular files and directories are opened (through symlinks
-//! leading to them). A FIFO, a socket or a device is refused with
-//! `error-code::unsupported`: opening a FIFO waits for its other end, in a
-//! system call that neither the deadline nor cancellation can cut short.
-//! Direct opens are non-blocking and look at what they opened; with a
-//! symlink on the way, the entry is looked at before wasmtime opens it.
-//!
 //! So the check and the effect concern the same object. Residual gaps: a
 //! descriptor's remembered path goes stale if someone else (another call,
 //! a host process) moves its directory while it is open — protected
@@ -53,6 +46,18 @@
 //! entry) still answers. Where the kernel cannot say where a
 //! descriptor is (no `/proc`, or not Linux), the checks that need it fail
 //! closed.
+//!
+//! Only regular files and directories are opened (through symlinks
+//! leading to them). A FIFO, a socket or a device is refused with
+//! `error-code::unsupported`: opening a FIFO waits for its other end, in a
+//! system call that neither the deadline nor cancellation can cut short.
+//! Every open the guard makes is non-blocking and looks at what it opened,
+//! with or without checks to make; only where the kernel cannot make the
+//! open (a symlink leading out, a racing rename) is the entry looked at
+//! before wasmtime opens it. Setting times through a symlink takes the
+//! pinned route even without checks, since wasmtime would open the entry.
+//! Opens with nothing to check remember their path too, so the stale-path
+//! gap above applies to them.
 
 mod descriptor;
 mod record;

@@ -11,7 +11,7 @@ use wasmtime_wasi::p2::{FsError, FsResult};
 
 use super::GuardedFs;
 use crate::capability::PathUse;
-use crate::capability::beneath::{self, Beneath};
+use crate::capability::beneath::{self, Beneath, Symlinks};
 use crate::capability::fs_boundary::FsOp;
 use crate::capability::wasi::BLOCK_CURRENT_THREAD;
 
@@ -133,6 +133,43 @@ impl GuardedFs<'_> {
         path: &str,
         flags: (fs::PathFlags, fs::OpenFlags, fs::DescriptorFlags),
     ) -> Option<FsResult<Resource<Descriptor>>> {
+        let opened = self.open_direct(fd, path, flags, Symlinks::Refused)?;
+        Some(opened.inspect(|res| {
+            self.boundary.paths.insert(res.rep(), rel.to_string());
+        }))
+    }
+
+    /// Open `path` under `fd` as wasmtime would, through symlinks that stay
+    /// beneath it, but without blocking, so that a FIFO is refused rather
+    /// than waited on. `None` where the kernel cannot make that open (a
+    /// symlink leading out, which wasmtime refuses; no `openat2`; a racing
+    /// rename): [`refuse_special`](Self::refuse_special) then looks first.
+    fn open_following(
+        &mut self,
+        fd: &Resource<Descriptor>,
+        path: &str,
+        flags: (fs::PathFlags, fs::OpenFlags, fs::DescriptorFlags),
+    ) -> FsResult<Resource<Descriptor>> {
+        if let Some(opened) = self.open_direct(fd, path, flags, Symlinks::Beneath) {
+            return opened;
+        }
+        let (pflags, oflags, dflags) = flags;
+        self.refuse_special(fd, pflags, path)?;
+        let at = Resource::new_borrow(fd.rep());
+        self.inner
+            .open_at(at, pflags, path.to_string(), oflags, dflags)
+    }
+
+    /// The open wasmtime's `open-at` makes, non-blocking, refusing special
+    /// files; `None` when the kernel cannot make it `via` these symlinks or
+    /// wasmtime would refuse it for the directory's permissions.
+    fn open_direct(
+        &mut self,
+        fd: &Resource<Descriptor>,
+        path: &str,
+        flags: (fs::PathFlags, fs::OpenFlags, fs::DescriptorFlags),
+        via: Symlinks,
+    ) -> Option<FsResult<Resource<Descriptor>>> {
         let (pflags, oflags, dflags) = flags;
         let plan = beneath::plan(pflags, oflags, dflags)?;
         let Ok(Descriptor::Dir(dir)) = self.inner.table.get(fd) else {
@@ -142,7 +179,7 @@ impl GuardedFs<'_> {
         if perms.write_not_permitted() && plan.mode.contains(OpenMode::WRITE) {
             return None;
         }
-        let file = match beneath::open(&handle, path, &plan) {
+        let file = match beneath::open(&handle, path, &plan, via) {
             Beneath::Opened(file) => file,
             Beneath::Failed(e) => return Some(Err(e.into())),
             Beneath::Unavailable => return None,
@@ -160,10 +197,7 @@ impl GuardedFs<'_> {
             }
             Ok(_) => Descriptor::File(File::new(file, perms, plan.mode, BLOCK_CURRENT_THREAD)),
         };
-        let pushed = self.inner.table.push(descriptor);
-        Some(pushed.map_err(FsError::from).inspect(|res| {
-            self.boundary.paths.insert(res.rep(), rel.to_string());
-        }))
+        Some(self.inner.table.push(descriptor).map_err(FsError::from))
     }
 
     /// Hold the directory holding the last component of `path`.
@@ -307,8 +341,7 @@ impl GuardedFs<'_> {
             {
                 return opened;
             }
-            self.refuse_special(&fd, pflags, &path)?;
-            return self.inner.open_at(fd, pflags, path, oflags, dflags);
+            return self.open_following(&fd, &path, (pflags, oflags, dflags));
         }
         let base = self.path_of(&fd, FsOp::Open)?;
         if let Some(rel) = self.boundary.join(&base, &path) {
@@ -334,10 +367,11 @@ impl GuardedFs<'_> {
     }
 
     /// Refuse to open a FIFO, socket or device that `path` leads to, before
-    /// wasmtime's own open (which would block on a FIFO). Used where a
-    /// symlink is on the way and the open cannot be made non-blocking; the
-    /// entry could change between this look and the open only by another
-    /// process's hand, since no guest can make a FIFO or a device.
+    /// wasmtime's own open (which would block on a FIFO), where the open
+    /// cannot be made non-blocking. Residual: the entry could be swapped
+    /// between this look and the open (by another process, or by a
+    /// concurrent call re-pointing a symlink while the kernel reports a
+    /// racing rename); no guest can make a FIFO or a device itself.
     fn refuse_special(
         &mut self,
         fd: &Resource<Descriptor>,
@@ -366,8 +400,7 @@ impl GuardedFs<'_> {
             dflags |= fs::DescriptorFlags::WRITE;
         }
         let plain = oflags & fs::OpenFlags::DIRECTORY;
-        self.refuse_special(&fd, pflags, &path)?;
-        let opened = self.inner.open_at(fd, pflags, path, plain, dflags)?;
+        let opened = self.open_following(&fd, &path, (pflags, plain, dflags))?;
         let checked = self
             .path_of(&opened, FsOp::Open)
             .and_then(|rel| self.check(FsOp::Open, Some(&rel), how));
