@@ -344,7 +344,8 @@ fn hold(result: GuestResult, memory: &MemoryBudget, limits: &Limits) -> (GuestRe
         kind: types::ErrorKind::Internal,
         message: format!(
             "the worker's output ({bytes} bytes) would pass the call's {} MiB memory limit, \
-             with the call's instances and the results already held",
+             with the call's instances and the results already held: return less per task, \
+             or raise the call's `memory` limit",
             limits.memory_bytes >> 20
         ),
     };
@@ -375,6 +376,43 @@ fn guest_error(e: ToolError) -> types::ToolError {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn output(text: &str) -> GuestResult {
+        Ok(types::ToolOutput {
+            text: text.to_string(),
+            structured: Some("{}".to_string()),
+        })
+    }
+
+    #[test]
+    fn results_held_for_the_caller_are_charged_and_refused_past_the_limit() {
+        let limits = Limits {
+            memory_bytes: 64 << 20,
+            ..Limits::default()
+        };
+        let memory = MemoryBudget::new(20);
+        let (first, held) = hold(output("0123456789"), &memory, &limits);
+        assert!(first.is_ok());
+        assert_eq!(held, 12, "text and structured output");
+        let (second, refused) = hold(output("0123456789"), &memory, &limits);
+        let message = second.err().map(|e| e.message).unwrap_or_default();
+        assert!(
+            message.starts_with("the worker's output (12 bytes) would pass"),
+            "{message}"
+        );
+        assert_eq!(refused, 0, "nothing is held for a refused result");
+        let (failed, none) = hold(
+            Err(guest_error(ToolError::new(ErrorKind::Io, "x"))),
+            &memory,
+            &limits,
+        );
+        assert!(failed.is_err());
+        assert_eq!(none, 0, "an error holds nothing");
+        memory.release(held);
+        let (again, held) = hold(output("0123456789"), &memory, &limits);
+        assert!(again.is_ok(), "the budget is free again once released");
+        assert_eq!(held, 12);
+    }
 
     #[test]
     fn worker_slots_are_shared_and_given_back() {

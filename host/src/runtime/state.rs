@@ -291,7 +291,7 @@ fn far_future() -> Instant {
 const MAX_TABLE_ELEMENTS: usize = 100_000;
 
 /// Linear memory a call may commit, across its own instance and the
-/// workers it fans out to.
+/// workers it fans out to, and the workers' results the host holds for it.
 #[derive(Debug)]
 pub(crate) struct MemoryBudget {
     used: AtomicUsize,
@@ -299,7 +299,7 @@ pub(crate) struct MemoryBudget {
 }
 
 impl MemoryBudget {
-    fn new(cap: usize) -> Self {
+    pub(super) fn new(cap: usize) -> Self {
         MemoryBudget {
             used: AtomicUsize::new(0),
             cap,
@@ -315,7 +315,8 @@ impl MemoryBudget {
             .is_ok()
     }
 
-    /// Give back `bytes` a finished worker's instance had committed.
+    /// Give back `bytes`: a finished worker's instance's memory, or the
+    /// results a fan-out held until the caller took them.
     pub(super) fn release(&self, bytes: usize) {
         self.used.fetch_sub(bytes, Ordering::AcqRel);
     }
