@@ -53,9 +53,9 @@ impl CallAudit {
             exercised: result.report.as_ref().map(|r| ExercisedAudit {
                 files: r.exercised.files.clone(),
                 files_dropped: r.exercised.files_dropped,
-                network: r.network.iter().map(json).collect(),
+                network: r.network.clone(),
                 network_dropped: r.network_dropped,
-                network_denials: r.network_denials.iter().map(json).collect(),
+                network_denials: r.network_denials.clone(),
                 network_denials_dropped: r.network_denials_dropped,
                 denials: r.boundary_denials.clone(),
                 denials_dropped: r.boundary_denials_dropped,

@@ -3,6 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::capability::egress::{NetworkDenial, NetworkUse};
 use crate::capability::{BoundaryDenial, FileUse};
 use crate::plugin::CapChange;
 
@@ -115,16 +116,16 @@ pub struct ExercisedAudit {
     #[serde(default, skip_serializing_if = "is_zero")]
     pub files_dropped: u64,
     /// Requests sent (scheme, host, vetted address, port, method, path,
-    /// status, bytes out and in, credential name), one object each, as the
-    /// egress layer reports them.
+    /// status, bytes out and in, credential name), as the egress layer
+    /// reports them.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub network: Vec<serde_json::Value>,
+    pub network: Vec<NetworkUse>,
     /// Requests past the per-call cap, counted only.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub network_dropped: u64,
     /// Requests the egress checks refused (destination and reason).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub network_denials: Vec<serde_json::Value>,
+    pub network_denials: Vec<NetworkDenial>,
     /// Refusals past the per-call cap, counted only.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub network_denials_dropped: u64,

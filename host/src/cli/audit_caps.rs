@@ -11,6 +11,7 @@ use serde_json::json;
 use super::Exit;
 use crate::audit::{AuditEvent, AuditRecord, CallAudit};
 use crate::capability::FileOp;
+use crate::capability::egress::NetworkUse;
 use crate::plugin::{Catalog, DeclaredCapabilities, Reach};
 
 /// One tool's capabilities over the log.
@@ -87,7 +88,7 @@ fn add_call(t: &mut ToolCaps, c: &CallAudit, paths: &mut BTreeSet<String>) {
         paths.extend(f.to.clone());
     }
     for n in &ex.network {
-        t.used_network.extend(destination(n));
+        t.used_network.insert(destination(n));
     }
     t.refused += ex.denials.len() as u64 + ex.denials_dropped;
     t.refused += ex.network_denials.len() as u64 + ex.network_denials_dropped;
@@ -124,11 +125,8 @@ fn judge(t: &mut ToolCaps) {
 /// A request the egress layer recorded, as the rule that allows exactly its
 /// destination: `scheme://host:port` (the recorded host already has an IPv6
 /// address in brackets).
-fn destination(n: &serde_json::Value) -> Option<String> {
-    let scheme = n["scheme"].as_str()?;
-    let host = n["host"].as_str()?;
-    let port = n["port"].as_u64()?;
-    Some(format!("{scheme}://{host}:{port}"))
+fn destination(n: &NetworkUse) -> String {
+    format!("{}://{}:{}", n.scheme.as_str(), n.host, n.port)
 }
 
 /// The `[grants.tool.*]` tables the calls seen needed, as policy TOML.
@@ -260,8 +258,10 @@ mod tests {
                 "fetch",
                 net.clone(),
                 json!({"network": [
-                    {"scheme": "https", "host": "api.example.com", "port": 443, "bytes_out": 10},
-                    {"scheme": "http", "host": "[::1]", "port": 8080, "bytes_out": 0},
+                    {"scheme": "https", "host": "api.example.com", "port": 443, "method": "GET",
+                     "path": "/", "bytes_out": 10, "bytes_in": 0},
+                    {"scheme": "http", "host": "[::1]", "port": 8080, "method": "GET",
+                     "path": "/", "bytes_out": 0, "bytes_in": 0},
                 ]}),
             ),
             call("idle", net, json!({})),
