@@ -288,6 +288,34 @@ impl Tool for SetMtime {
     }
 }
 
+/// Sets a workspace path's times with `set-times-at`, following symlinks,
+/// without opening it (std has no such call, so this goes to WASI itself).
+pub struct TouchAt;
+
+impl Tool for TouchAt {
+    type Input = PathInput;
+    const NAME: &'static str = "touch_at";
+    const DESCRIPTION: &'static str =
+        "Set the times of a path relative to /workspace to now with set-times-at, following symlinks.";
+    const ANNOTATIONS: Annotations = Annotations::DESTRUCTIVE;
+
+    fn input_schema(&self) -> Value {
+        path_schema()
+    }
+
+    fn call(&self, input: PathInput, _cx: &Context) -> Result<Output, ToolError> {
+        use wasip2::filesystem::types::{NewTimestamp, PathFlags};
+        let (dir, _) = wasip2::filesystem::preopens::get_directories()
+            .into_iter()
+            .find(|(_, name)| name == "/workspace")
+            .ok_or_else(|| ToolError::not_found("no /workspace preopen"))?;
+        let follow = PathFlags::SYMLINK_FOLLOW;
+        dir.set_times_at(follow, &input.path, NewTimestamp::Now, NewTimestamp::Now)
+            .map_err(|e| ToolError::io(format!("set-times-at {}: {e:?}", input.path)))?;
+        Ok(Output::text("times set"))
+    }
+}
+
 /// Creates one directory.
 pub struct Mkdir;
 

@@ -73,6 +73,7 @@ register!(
     files::Remove,
     files::SetLen,
     files::SetMtime,
+    files::TouchAt,
     files::Mkdir,
     files::List,
     meta::StatPath,
