@@ -202,7 +202,8 @@ impl HostDescriptor for GuardedFs<'_> {
     ) -> FsResult<Resource<Descriptor>> {
         let used = self.named(&fd, &path);
         let created = self.will_create(&fd, path_flags, &path, oflags);
-        let opened = self.open_guarded(fd, path_flags, path, (oflags, flags), 0)?;
+        let opened =
+            self.open_guarded(fd, path_flags, path, (oflags, flags), (used.as_deref(), 0))?;
         self.note_open(&opened, used, created, (oflags, flags));
         Ok(opened)
     }

@@ -321,13 +321,17 @@ impl GuardedFs<'_> {
         result
     }
 
+    /// Open `path` under `fd`, checked as `use_of` the flags says. `named`
+    /// is the path's workspace name when the caller has worked it out
+    /// (`None` on a symlink hop): an open with nothing to check remembers
+    /// it, and only such an open uses it.
     pub(super) fn open_guarded(
         &mut self,
         fd: Resource<Descriptor>,
         pflags: fs::PathFlags,
         path: String,
         (oflags, dflags): (fs::OpenFlags, fs::DescriptorFlags),
-        hops: u8,
+        (named, hops): (Option<&str>, u8),
     ) -> FsResult<Resource<Descriptor>> {
         let how = use_of(oflags, dflags);
         if beneath::plan(pflags, oflags, dflags).is_none() {
@@ -336,8 +340,8 @@ impl GuardedFs<'_> {
         }
         if !self.boundary.checks(how) {
             // Nothing to check, but the open must still not block.
-            if let Some(rel) = self.named(&fd, &path)
-                && let Some(opened) = self.open_beneath(&fd, &rel, &path, (pflags, oflags, dflags))
+            if let Some(rel) = named
+                && let Some(opened) = self.open_beneath(&fd, rel, &path, (pflags, oflags, dflags))
             {
                 return opened;
             }
@@ -465,9 +469,13 @@ impl GuardedFs<'_> {
                     {
                         Err(wasi::ErrorCode::Loop.into())
                     }
-                    Ok(link) => {
-                        self.open_guarded(at.dir(), pflags, link, (oflags, dflags), hops + 1)
-                    }
+                    Ok(link) => self.open_guarded(
+                        at.dir(),
+                        pflags,
+                        link,
+                        (oflags, dflags),
+                        (None, hops + 1),
+                    ),
                     Err(_) => self.open_existing(
                         at.dir(),
                         pflags,
