@@ -28,9 +28,6 @@ use crate::runtime::{CANCEL_GRACE, CancelToken, Interrupt, Interrupted};
 /// deadline plus the same slack) wakes it first.
 const MARGIN: Duration = Duration::from_millis(10);
 
-/// How often a blocked wait looks at the cancel flag.
-const CANCEL_POLL: Duration = Duration::from_millis(10);
-
 /// The guest's `wasi:io`, bounded by `deadline` and `cancel`.
 pub struct DeadlineIo<'a> {
     pub table: &'a mut ResourceTable,
@@ -54,9 +51,7 @@ async fn bounded<T>(
     cancel: &CancelToken,
 ) -> Result<T, Interrupt> {
     let cancelled = async {
-        while !cancel.is_cancelled() {
-            tokio::time::sleep(CANCEL_POLL).await;
-        }
+        cancel.cancelled().await;
         tokio::time::sleep(CANCEL_GRACE).await;
     };
     tokio::select! {

@@ -290,15 +290,10 @@ async fn until_stopped<T>(
     }
 }
 
-/// Resolves at `deadline` or soon after `cancel` is set.
+/// Resolves at `deadline` or as soon as `cancel` is set.
 pub async fn stopped(deadline: Instant, cancel: CancelToken) {
-    let sleep = tokio::time::sleep_until(deadline.into());
-    let mut sleep = pin!(sleep);
-    let mut tick = tokio::time::interval(Duration::from_millis(20));
-    loop {
-        tokio::select! {
-            () = &mut sleep => return,
-            _ = tick.tick() => if cancel.is_cancelled() { return },
-        }
+    tokio::select! {
+        () = tokio::time::sleep_until(deadline.into()) => {}
+        () = cancel.cancelled() => {}
     }
 }
