@@ -79,6 +79,9 @@ pub(super) enum Beneath {
     Opened(std::fs::File),
     /// Failed the way wasmtime's open would have.
     Failed(std::io::Error),
+    /// A FIFO, a socket or a device (see [`special`]), held by an `O_PATH`
+    /// descriptor that can say where it is but not read or write it.
+    Special(std::fs::File),
     /// A symlink, an escape, a racing rename or no `openat2`: only the
     /// careful path can tell.
     Unavailable,
@@ -97,7 +100,7 @@ pub(super) enum Symlinks {
 /// Open `path` beneath `dir`, through the symlinks `via` allows.
 #[cfg(target_os = "linux")]
 pub(super) fn open(dir: &std::fs::File, path: &str, plan: &Plan, via: Symlinks) -> Beneath {
-    use rustix::fs::{Mode, ResolveFlags, openat2};
+    use rustix::fs::{Mode, OFlags, ResolveFlags, openat2};
     use rustix::io::Errno;
     let resolve = match via {
         Symlinks::Refused => {
@@ -117,9 +120,15 @@ pub(super) fn open(dir: &std::fs::File, path: &str, plan: &Plan, via: Symlinks) 
             Beneath::Unavailable
         }
         // What a non-blocking open says of a socket, or of a FIFO with no
-        // reader opened for writing: special files, which the boundary
-        // refuses as `unsupported` (see `special`).
-        Err(Errno::NXIO) => Beneath::Failed(Errno::OPNOTSUPP.into()),
+        // reader opened for writing: a special file, held by a path-only
+        // descriptor (which never waits) so the caller can tell where it is.
+        Err(Errno::NXIO) => {
+            let flags = OFlags::PATH | OFlags::CLOEXEC | (plan.flags & OFlags::NOFOLLOW);
+            match openat2(dir, path, flags, Mode::empty(), resolve) {
+                Ok(fd) => Beneath::Special(fd.into()),
+                Err(_) => Beneath::Failed(Errno::OPNOTSUPP.into()),
+            }
+        }
         Err(e) => Beneath::Failed(e.into()),
     }
 }

@@ -370,6 +370,77 @@ fn fifos_and_sockets_are_refused_at_once_never_waited_on() {
     sb.assert_canaries_intact();
 }
 
+/// A protected FIFO or socket is refused as protected, and recorded, by
+/// its own name and through a symlink alike; where it is not protected
+/// against the use, it stays `unsupported`.
+#[test]
+fn protected_special_files_are_refused_as_protected_through_symlinks_too() {
+    use std::os::unix::net::UnixListener;
+    use warden::capability::{BoundaryDenial, FsOp};
+    let sb = populated();
+    let fifo = sb.ws().join("sub/pipe");
+    rustix::fs::mknodat(
+        rustix::fs::CWD,
+        &fifo,
+        rustix::fs::FileType::Fifo,
+        rustix::fs::Mode::from_raw_mode(0o644),
+        0,
+    )
+    .unwrap();
+    let _socket = UnixListener::bind(sb.ws().join("sub/sock")).unwrap();
+    sb.symlink("sub/pipe", "via_pipe");
+    sb.symlink("sub/sock", "via_sock");
+    let _compiled = hostile();
+    let guard = |reads| PathGuard::new(vec!["sub/**".into()], reads).unwrap();
+    let sealed = guarded_grant(
+        &sb.ws(),
+        FsAccess::ReadWrite,
+        Some(guard(ProtectedReads::Refused)),
+    );
+    let readable = guarded_grant(
+        &sb.ws(),
+        FsAccess::ReadWrite,
+        Some(guard(ProtectedReads::Allowed)),
+    );
+    let _unblock = Unblock::after(Duration::from_secs(10), fifo);
+    for (grant, tool, protected) in [
+        (&sealed, "read_path", true),
+        (&sealed, "write_path", true),
+        (&readable, "write_path", true),
+        (&readable, "read_path", false),
+    ] {
+        for (path, real) in [
+            ("sub/pipe", "sub/pipe"),
+            ("via_pipe", "sub/pipe"),
+            ("sub/sock", "sub/sock"),
+            ("via_sock", "sub/sock"),
+        ] {
+            let input = json!({"path": format!("/workspace/{path}"), "content": "x"});
+            let r = raw(tool, input, grant);
+            let denial = BoundaryDenial {
+                op: FsOp::Open,
+                path: real.to_string(),
+            };
+            if protected {
+                raw_refused(&r, ErrorKind::PermissionDenied);
+                assert!(
+                    r.boundary_denials.contains(&denial),
+                    "{tool} {path}: {:?}",
+                    r.boundary_denials
+                );
+            } else {
+                let message = raw_refused(&r, ErrorKind::Io);
+                assert!(
+                    message.contains("(kind: Unsupported)"),
+                    "{tool} {path}: {message}"
+                );
+                assert!(r.boundary_denials.is_empty(), "{:?}", r.boundary_denials);
+            }
+        }
+    }
+    sb.assert_canaries_intact();
+}
+
 /// Should an open of a FIFO block after all, this opens it for reading and
 /// writing (which never waits, and ends any open waiting on it) every 50 ms
 /// from `after` on, until dropped: the test then fails on its time instead

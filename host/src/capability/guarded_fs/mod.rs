@@ -49,8 +49,10 @@
 //!
 //! Only regular files and directories are opened (through symlinks
 //! leading to them). A FIFO, a socket or a device is refused with
-//! `error-code::unsupported`: opening a FIFO waits for its other end, in a
-//! system call that neither the deadline nor cancellation can cut short.
+//! `error-code::unsupported` (`access` if it is protected against the use,
+//! wherever the path to it came from): opening a FIFO waits for its other
+//! end, in a system call that neither the deadline nor cancellation can cut
+//! short.
 //! Every open the guard makes is non-blocking and looks at what it opened,
 //! with or without checks to make; only where the kernel cannot make the
 //! open (a symlink leading out, a racing rename) is the entry looked at

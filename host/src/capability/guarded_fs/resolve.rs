@@ -182,6 +182,7 @@ impl GuardedFs<'_> {
         let file = match beneath::open(&handle, path, &plan, via) {
             Beneath::Opened(file) => file,
             Beneath::Failed(e) => return Some(Err(e.into())),
+            Beneath::Special(file) => return Some(Err(self.refuse_opened_special(&file, flags))),
             Beneath::Unavailable => return None,
         };
         let descriptor = match file.metadata() {
@@ -190,7 +191,7 @@ impl GuardedFs<'_> {
                 Descriptor::Dir(Dir::new(file, perms, plan.mode, BLOCK_CURRENT_THREAD))
             }
             Ok(m) if beneath::special(m.file_type()) => {
-                return Some(Err(wasi::ErrorCode::Unsupported.into()));
+                return Some(Err(self.refuse_opened_special(&file, flags)));
             }
             Ok(_) if oflags.contains(fs::OpenFlags::DIRECTORY) => {
                 return Some(Err(wasi::ErrorCode::NotDirectory.into()));
@@ -198,6 +199,25 @@ impl GuardedFs<'_> {
             Ok(_) => Descriptor::File(File::new(file, perms, plan.mode, BLOCK_CURRENT_THREAD)),
         };
         Some(self.inner.table.push(descriptor).map_err(FsError::from))
+    }
+
+    /// The refusal of a FIFO, socket or device an open reached: `access`
+    /// (recorded) if where it really is is protected against this use, so a
+    /// symlink does not change how a protected path is refused; otherwise
+    /// `unsupported`.
+    fn refuse_opened_special(
+        &mut self,
+        file: &std::fs::File,
+        (_, oflags, dflags): (fs::PathFlags, fs::OpenFlags, fs::DescriptorFlags),
+    ) -> FsError {
+        let how = use_of(oflags, dflags);
+        if self.boundary.checks(how) {
+            let rel = beneath::host_path(file).and_then(|h| self.boundary.place(&h));
+            if let Err(e) = self.check(FsOp::Open, rel.as_deref(), how) {
+                return e;
+            }
+        }
+        wasi::ErrorCode::Unsupported.into()
     }
 
     /// Hold the directory holding the last component of `path`.
