@@ -315,14 +315,7 @@ fn fifos_and_sockets_are_refused_at_once_never_waited_on() {
     use std::os::unix::net::UnixListener;
     let sb = populated();
     let fifo = sb.ws().join("pipe");
-    rustix::fs::mknodat(
-        rustix::fs::CWD,
-        &fifo,
-        rustix::fs::FileType::Fifo,
-        rustix::fs::Mode::from_raw_mode(0o644),
-        0,
-    )
-    .unwrap();
+    make_fifo(&fifo);
     sb.symlink("pipe", "via");
     let _socket = UnixListener::bind(sb.ws().join("sock")).unwrap();
     let _compiled = hostile();
@@ -379,14 +372,7 @@ fn protected_special_files_are_refused_as_protected_through_symlinks_too() {
     use warden::capability::{BoundaryDenial, FsOp};
     let sb = populated();
     let fifo = sb.ws().join("sub/pipe");
-    rustix::fs::mknodat(
-        rustix::fs::CWD,
-        &fifo,
-        rustix::fs::FileType::Fifo,
-        rustix::fs::Mode::from_raw_mode(0o644),
-        0,
-    )
-    .unwrap();
+    make_fifo(&fifo);
     let _socket = UnixListener::bind(sb.ws().join("sub/sock")).unwrap();
     sb.symlink("sub/pipe", "via_pipe");
     sb.symlink("sub/sock", "via_sock");
@@ -439,6 +425,18 @@ fn protected_special_files_are_refused_as_protected_through_symlinks_too() {
         }
     }
     sb.assert_canaries_intact();
+}
+
+/// Make a FIFO at `path`.
+fn make_fifo(path: &std::path::Path) {
+    rustix::fs::mknodat(
+        rustix::fs::CWD,
+        path,
+        rustix::fs::FileType::Fifo,
+        rustix::fs::Mode::from_raw_mode(0o644),
+        0,
+    )
+    .unwrap();
 }
 
 /// Should an open of a FIFO block after all, this opens it for reading and
