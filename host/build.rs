@@ -2,6 +2,9 @@
 //! `tests/plugins/`) for wasm32-wasip2 and embeds the built-ins.
 //!
 //! On a fresh machine the wasm32-wasip2 target is added with rustup first.
+//! On Linux the `warden` binary is linked with `link/startup.ld`, which puts
+//! the code a cold `warden tool call` runs in one place at the front of the
+//! text (see `link/profile_startup.py`, which writes it).
 //! Generated in OUT_DIR:
 //! - `builtin.rs`: the `BUILTIN` table (bytes and sha256 of `fs`, `search` and `web`);
 //! - `test_plugins.rs`: paths of every built guest, for tests and benches;
@@ -46,6 +49,11 @@ fn main() -> Result<()> {
 
     if packed_relocs_run_here() {
         println!("cargo:rustc-link-arg-bins=-Wl,-z,pack-relative-relocs");
+    }
+    if env::var("CARGO_CFG_TARGET_OS").as_deref() == Ok("linux") {
+        let script = manifest_dir.join("link/startup.ld");
+        println!("cargo:rerun-if-changed={}", script.display());
+        println!("cargo:rustc-link-arg-bins=-Wl,-T,{}", script.display());
     }
     ensure_target()?;
     let target_dir = env::var_os("CARGO_TARGET_DIR")

@@ -32,6 +32,7 @@ mod protected_paths;
 mod providers;
 mod search_tools;
 mod smoke;
+mod startup_layout;
 mod support;
 mod web_fetch;
 mod web_tools;
