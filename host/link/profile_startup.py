@@ -147,10 +147,10 @@ def patterns(binary: Path, scratch: Path) -> list[str]:
             continue  # the C library's, or the loader's
         path = path_of(symbol)
         if path and per_path[path] <= MAX_PER_PATH:
-            out.append(f".text.{path}*")
+            out.append(f"{path}*")
         else:
             # The exact symbol, with or without ThinLTO's `.llvm.N` suffix.
-            out.append(f".text.{LLVM_SUFFIX.sub('', symbol)}*")
+            out.append(f"{LLVM_SUFFIX.sub('', symbol)}*")
     return out
 
 
@@ -173,7 +173,9 @@ def main() -> None:
         "  .text.warden_start :",
         "  {",
     ]
-    lines += [f"    *({p})" for p in ordered]
+    # A function's section is `.text.SYMBOL`, or `.text.unlikely.SYMBOL`
+    # when it is marked cold (as the slow paths of growing a `Vec` are).
+    lines += [f"    *(.text.{p} .text.unlikely.{p})" for p in ordered]
     lines += ["  }", "}", "INSERT BEFORE .text;", ""]
     SCRIPT.write_text("\n".join(lines))
     print(f"{SCRIPT.relative_to(ROOT)}: {len(ordered)} patterns", file=sys.stderr)
