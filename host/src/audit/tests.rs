@@ -91,6 +91,30 @@ fn a_torn_tail_is_cut_and_the_chain_goes_on() {
 }
 
 #[test]
+fn a_last_record_or_torn_tail_longer_than_the_first_read_is_found() {
+    let (_d, path) = log_with(2);
+    let long = AuditEvent::PluginRemoved {
+        name: "n".repeat(20_000),
+        version: None,
+        sha256: "00".into(),
+    };
+    // Each log starts with no cached head, as a new process does.
+    let log = AuditLog::open(&path).unwrap();
+    log.append(long).unwrap();
+    log.flush().unwrap();
+    drop(log);
+    let mut bytes = std::fs::read(&path).unwrap();
+    bytes.extend_from_slice(format!("{{\"seq\":4,\"time\":\"{}", "t".repeat(30_000)).as_bytes());
+    std::fs::write(&path, &bytes).unwrap();
+
+    let log = AuditLog::open(&path).unwrap();
+    log.append(event(3)).unwrap();
+    log.flush().unwrap();
+    let v = verify(&std::fs::read(&path).unwrap());
+    assert_eq!((v.valid, v.torn_tail, v.broken), (4, false, None));
+}
+
+#[test]
 fn concurrent_writers_never_interleave() {
     let (_d, path) = log_with(0);
     std::thread::scope(|s| {

@@ -66,6 +66,11 @@ fn append_locked(file: &mut File, cached: &mut Option<Head>, batch: Batch) -> Re
     Ok(())
 }
 
+/// How much of the log's end is read first to find its last record: a
+/// call's record is usually under 2 KiB, and every page read is a page
+/// fault on a cold call's critical path (it waits for its record).
+const FIRST_WINDOW: u64 = 8 * 1024;
+
 /// Find the last complete line, cutting off a torn one.
 fn read_head(file: &mut File, len: u64) -> Result<Head, String> {
     let io = |e: std::io::Error| e.to_string();
@@ -77,7 +82,7 @@ fn read_head(file: &mut File, len: u64) -> Result<Head, String> {
         });
     }
     // Read backwards in growing windows until a whole last line is in view.
-    let mut window = 64 * 1024u64;
+    let mut window = FIRST_WINDOW;
     loop {
         let start = len.saturating_sub(window);
         file.seek(SeekFrom::Start(start)).map_err(io)?;
