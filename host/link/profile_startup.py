@@ -121,15 +121,14 @@ def callgrind_functions(path: Path) -> list[str]:
     return list(seen)
 
 
-def code_symbols(binary: Path) -> dict[str, int]:
-    """The binary's function symbols and their sizes."""
-    out = run(["nm", "-S", "--defined-only", binary], capture_output=True, text=True).stdout
-    sizes = {}
-    for line in out.splitlines():
-        parts = line.split()
-        if len(parts) == 4 and parts[2] in "tTwW":
-            sizes[parts[3]] = int(parts[1], 16)
-    return sizes
+def code_symbols(binary: Path) -> set[str]:
+    """The binary's function symbols."""
+    out = run(["nm", "--defined-only", binary], capture_output=True, text=True).stdout
+    return {
+        parts[2]
+        for parts in map(str.split, out.splitlines())
+        if len(parts) == 3 and parts[1] in "tTwW"
+    }
 
 
 def path_of(symbol: str) -> str | None:
@@ -139,11 +138,12 @@ def path_of(symbol: str) -> str | None:
 
 
 def patterns(binary: Path, scratch: Path) -> list[str]:
-    sizes = code_symbols(binary)
-    per_path = collections.Counter(p for p in map(path_of, sizes) if p)
+    """What `binary` runs, as section-name patterns without their prefix."""
+    symbols = code_symbols(binary)
+    per_path = collections.Counter(p for p in map(path_of, symbols) if p)
     out = []
     for symbol in executed(binary, scratch):
-        if symbol not in sizes:
+        if symbol not in symbols:
             continue  # the C library's, or the loader's
         path = path_of(symbol)
         if path and per_path[path] <= MAX_PER_PATH:
