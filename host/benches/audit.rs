@@ -17,12 +17,13 @@ use std::hint::black_box;
 use criterion::{Criterion, criterion_group, criterion_main};
 use warden::approval::Approval;
 use warden::audit::AuditLog;
+use warden::base::{CancelToken, Limits};
 use warden::capability::{FileOp, FileUse, FsAccess, FsGrant, Grant, PathGuard};
 use warden::home::Home;
 use warden::pipeline::{CallResult, Stage};
 use warden::plugin::Catalog;
 use warden::policy::{CallFacts, Policy};
-use warden::runtime::{CallReport, CallRequest, CancelToken, Limits, LoadedPlugin};
+use warden::runtime::{CallReport, CallRequest, LoadedPlugin};
 
 const INPUT: &str = r#"{"text":""}"#;
 

@@ -21,11 +21,12 @@ use std::time::{Duration, Instant};
 use criterion::{Criterion, criterion_group, criterion_main};
 use http_body_util::{BodyExt, Empty};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use warden::base::{CancelToken, Limits};
 use warden::capability::egress::{EgressCall, EgressLimits, NetRule, NetworkGrant, Resolver, send};
 use warden::capability::{EgressEnv, Grant};
 use warden::home::Home;
 use warden::plugin::Catalog;
-use warden::runtime::{CallRequest, CancelToken, Limits};
+use warden::runtime::CallRequest;
 
 const RESPONSE: &[u8] = b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\nconnection: close\r\n\r\nok";
 

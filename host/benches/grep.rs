@@ -10,12 +10,12 @@ use std::process::Command;
 use std::time::Instant;
 
 use criterion::{Criterion, criterion_group, criterion_main};
+use warden::base::{CancelToken, Limits};
 use warden::capability::WriteMode;
 use warden::home::Home;
 use warden::pipeline::{Invocation, run};
 use warden::plugin::Catalog;
 use warden::protocol::ToolOutcome;
-use warden::runtime::{CancelToken, Limits};
 
 const FILES: usize = 2_000;
 const FILE_BYTES: usize = 10 * 1024;

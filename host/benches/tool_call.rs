@@ -19,13 +19,14 @@ use std::hint::black_box;
 use std::process::Command;
 
 use criterion::{Criterion, criterion_group, criterion_main};
+use warden::base::{CancelToken, Limits};
 use warden::capability::{
     FsAccess, FsGrant, Grant, LinkProfile, PathGuard, ProtectedReads, linker_for,
 };
 use warden::home::Home;
 use warden::plugin::Catalog;
 use warden::protocol::ToolOutcome;
-use warden::runtime::{CallRequest, CancelToken, Limits};
+use warden::runtime::CallRequest;
 
 fn bench(c: &mut Criterion) {
     let home = tempfile::tempdir().unwrap();

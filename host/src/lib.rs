@@ -13,10 +13,10 @@
 pub mod agent;
 pub mod approval;
 pub mod audit;
+pub mod base;
 pub mod capability;
 pub mod cli;
 pub mod config;
-pub mod durable;
 pub mod home;
 pub mod pipeline;
 pub mod plugin;

@@ -10,11 +10,12 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use crate::approval::{Approval, ApprovalRequest, Approvals};
+use crate::base::{CancelToken, Limits, ProgressSink};
 use crate::capability::{Grant, GrantCut, WriteMode};
 use crate::plugin::Catalog;
 use crate::policy::{CallFacts, DecidedBy, Decision, LimitOverrides, Policy, Verdict};
 use crate::protocol::{ErrorKind, ToolError, ToolOutcome};
-use crate::runtime::{CallReport, CallRequest, CancelToken, Limits, ProgressSink};
+use crate::runtime::{CallReport, CallRequest};
 
 /// A request to run one tool.
 pub struct Invocation<'a> {

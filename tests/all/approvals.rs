@@ -14,10 +14,10 @@ use warden::approval::{
     Approval, ApprovalPattern, ApprovalRequest, ApprovalResponse, Approvals, Approver,
     SessionGrant, SessionGrantKind,
 };
+use warden::base::{CancelToken, Limits};
 use warden::pipeline::{self, CallResult, Invocation};
 use warden::policy::Policy;
 use warden::protocol::ToolOutcome;
-use warden::runtime::{CancelToken, Limits};
 
 use crate::support::*;
 

@@ -3,9 +3,9 @@
 //! script names, in process and in the audit record of `warden tool call`.
 
 use serde_json::{Value, json};
+use warden::base::Limits;
 use warden::capability::{FileOp, FileUse, FsAccess, PathGuard};
 use warden::protocol::ToolOutcome;
-use warden::runtime::Limits;
 
 use crate::support::*;
 

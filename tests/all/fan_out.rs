@@ -6,9 +6,10 @@
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
+use warden::base::{CancelToken, Limits};
 use warden::capability::{FsAccess, FsOp, Grant, PathGuard, ProtectedReads};
 use warden::protocol::{ErrorKind, ToolOutcome};
-use warden::runtime::{CallReport, CallRequest, CancelToken, Limits, MAX_TASKS, parallelism};
+use warden::runtime::{CallReport, CallRequest, MAX_TASKS, parallelism};
 
 use crate::support::*;
 

@@ -7,10 +7,10 @@ mod list;
 mod write;
 
 use serde_json::{Value, json};
+use warden::base::Limits;
 use warden::capability::WriteMode;
 use warden::pipeline::CallResult;
 use warden::protocol::ErrorKind::{self, InvalidInput, NotFound, PermissionDenied};
-use warden::runtime::Limits;
 
 use crate::support::*;
 

@@ -4,9 +4,10 @@
 use std::time::{Duration, Instant};
 
 use serde_json::json;
+use warden::base::{CancelToken, Limits};
 use warden::capability::Grant;
 use warden::protocol::{ErrorKind, ToolOutcome};
-use warden::runtime::{CallReport, CallRequest, CancelToken, Limits, LoadedPlugin};
+use warden::runtime::{CallReport, CallRequest, LoadedPlugin};
 
 use crate::support::*;
 
@@ -273,7 +274,7 @@ fn a_guest_asleep_in_the_host_stops_soon_after_cancel() {
     assert_eq!(r.outcome, ToolOutcome::Cancelled);
     let after = ended - cancelled_at;
     assert!(
-        after >= warden::runtime::CANCEL_GRACE,
+        after >= warden::base::CANCEL_GRACE,
         "the guest gets its grace to return on its own: {after:?}"
     );
     assert!(after < Duration::from_secs(5), "waited {after:?}");
@@ -457,7 +458,7 @@ fn a_cooperative_guest_sees_the_cancellation_and_returns_within_the_grace() {
     let after_cancel = ended - cancelled_at.lock().unwrap().unwrap();
     // A guest forced out would take the whole grace; this one noticed first.
     assert!(
-        after_cancel < warden::runtime::CANCEL_GRACE / 2,
+        after_cancel < warden::base::CANCEL_GRACE / 2,
         "{after_cancel:?}"
     );
 }

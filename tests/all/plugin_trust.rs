@@ -171,7 +171,7 @@ fn the_lockfile_refuses_changed_bytes_until_approved_and_leaves_builtins_alone()
     let (code, _, err) = cli(home.path(), &["plugin", "install", ECHO]);
     assert_eq!(code, Some(0), "{err}");
     let lock = std::fs::read_to_string(home.path().join("plugins.lock")).unwrap();
-    let sha = warden::runtime::sha256_hex(&std::fs::read(ECHO).unwrap());
+    let sha = warden::base::sha256_hex(&std::fs::read(ECHO).unwrap());
     assert!(
         lock.contains("[plugins.echo]") && lock.contains(&sha),
         "{lock}"

@@ -55,7 +55,7 @@ fn install_call_list_inspect_remove() {
     assert_eq!(code, Some(0));
     let v: Value = serde_json::from_str(&out).unwrap();
     let wasm = std::fs::read(echo_path()).unwrap();
-    assert_eq!(v["sha256"], warden::runtime::sha256_hex(&wasm));
+    assert_eq!(v["sha256"], warden::base::sha256_hex(&wasm));
     assert_eq!(v["size"], wasm.len());
     assert_eq!(v["wit_version"], "0.1.1");
     assert_eq!(v["manifest"]["capabilities"]["filesystem"], "none");

@@ -4,10 +4,11 @@
 //! work as usual.
 
 use serde_json::json;
+use warden::base::Limits;
 use warden::capability::{BoundaryDenial, FsOp, Grant};
 use warden::policy::Policy;
 use warden::protocol::{ErrorKind, ToolOutcome};
-use warden::runtime::{CallReport, Limits};
+use warden::runtime::CallReport;
 
 use crate::support::*;
 

@@ -7,11 +7,12 @@
 use std::time::SystemTime;
 
 use serde_json::{Value, json};
+use warden::base::{CancelToken, Limits};
 use warden::capability::{BoundaryDenial, FsAccess, FsOp, Grant, WriteMode};
 use warden::pipeline::{self, Invocation, Stage};
 use warden::policy::{CallFacts, Policy, Verdict};
 use warden::protocol::{ErrorKind, ToolOutcome};
-use warden::runtime::{CallReport, CancelToken, Limits};
+use warden::runtime::CallReport;
 
 use crate::support::*;
 

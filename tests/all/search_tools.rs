@@ -2,9 +2,9 @@
 //! context, filters, what the walk skips, and errors.
 
 use serde_json::{Value, json};
+use warden::base::Limits;
 use warden::capability::WriteMode;
 use warden::protocol::ErrorKind;
-use warden::runtime::Limits;
 
 use crate::support::*;
 

@@ -7,12 +7,13 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
 
 use serde_json::Value;
+use warden::base::{CancelToken, Limits};
 use warden::capability::{FsAccess, FsGrant, Grant, PathGuard, WriteMode};
 use warden::home::Home;
 use warden::pipeline::{self, CallResult, Invocation, Stage};
 use warden::plugin::Catalog;
 use warden::protocol::{ErrorKind, ToolOutcome, ToolOutput};
-use warden::runtime::{CallReport, CallRequest, CancelToken, Limits, LoadedPlugin};
+use warden::runtime::{CallReport, CallRequest, LoadedPlugin};
 
 /// A data directory shared by every test in this process, so each
 /// component is compiled once.

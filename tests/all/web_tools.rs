@@ -5,11 +5,11 @@
 //! layer and are tested with it.
 
 use serde_json::{Value, json};
+use warden::base::{CancelToken, Limits};
 use warden::capability::WriteMode;
 use warden::pipeline::{self, CallResult, Invocation, Stage};
 use warden::policy::Policy;
 use warden::protocol::{ErrorKind, ToolOutcome};
-use warden::runtime::{CancelToken, Limits};
 
 use crate::support::*;
 

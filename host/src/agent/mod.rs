@@ -27,10 +27,10 @@ pub use session::{
 pub use stop::LoopLimits;
 pub use turn::{Agent, Interrupt, RunSummary};
 
+use crate::base::Limits;
 use crate::plugin::Catalog;
 use crate::policy::{CallFacts, Policy, Verdict};
 use crate::provider::ToolDef;
-use crate::runtime::Limits;
 
 /// Where a run's events go, as they happen.
 pub type EventSink = Arc<dyn Fn(AgentEvent) + Send + Sync>;

@@ -15,13 +15,13 @@ use tokio::task::JoinHandle;
 
 use crate::approval::Approvals;
 use crate::audit::AuditLog;
+use crate::base::{CancelToken, Limits, ProgressEvent};
 use crate::capability::WriteMode;
 use crate::pipeline::{self, CallResult, Invocation};
 use crate::plugin::Catalog;
 use crate::policy::Policy;
 use crate::protocol::ToolOutcome;
 use crate::provider::ToolCall;
-use crate::runtime::{CancelToken, Limits, ProgressEvent};
 
 use super::{AgentEvent, EventSink, PROGRESS_INTERVAL, RATIONALE_FIELD};
 
@@ -217,7 +217,7 @@ impl Scheduler {
 /// the time since `started`, at most one per [`PROGRESS_INTERVAL`] (the
 /// first at once; reports within the interval of the last one shown are
 /// dropped here, and kept in the call's report).
-fn progress_sink(id: String, events: EventSink, started: Instant) -> crate::runtime::ProgressSink {
+fn progress_sink(id: String, events: EventSink, started: Instant) -> crate::base::ProgressSink {
     let last: Mutex<Option<Instant>> = Mutex::new(None);
     Arc::new(move |p: &ProgressEvent| {
         let now = Instant::now();

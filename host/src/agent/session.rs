@@ -330,7 +330,7 @@ pub struct SessionWriter {
     id: String,
     file: File,
     outputs: PathBuf,
-    syncer: Option<crate::durable::BackgroundSync>,
+    syncer: Option<crate::base::durable::BackgroundSync>,
 }
 
 impl SessionWriter {
@@ -354,7 +354,7 @@ impl SessionWriter {
     /// [`SessionWriter::sync_begun`]'s next call reports a sync that failed.
     pub fn sync_soon(&mut self) -> Result<(), SessionError> {
         if self.syncer.is_none() {
-            self.syncer = Some(crate::durable::BackgroundSync::start(
+            self.syncer = Some(crate::base::durable::BackgroundSync::start(
                 self.file.try_clone()?,
             )?);
         }

@@ -11,6 +11,7 @@ use tokio::task::JoinHandle;
 
 use crate::approval::Approvals;
 use crate::audit::AuditLog;
+use crate::base::CancelToken;
 use crate::plugin::Catalog;
 use crate::policy::Policy;
 use crate::protocol::{ErrorKind, ToolError, ToolOutcome};
@@ -18,7 +19,6 @@ use crate::provider::{
     Message, ModelRequest, ModelResponse, Provider, ProviderError, Recorder, StreamEvent, ToolCall,
     ToolDef, Usage,
 };
-use crate::runtime::CancelToken;
 
 use super::compact::Compacted;
 use super::context;

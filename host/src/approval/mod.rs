@@ -15,9 +15,9 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use serde::Serialize;
 
+use crate::base::Limits;
 use crate::capability::Grant;
 use crate::policy::{DecidedBy, Decision};
-use crate::runtime::Limits;
 
 pub use session::{
     ApprovalPattern, ApprovalSession, CallFingerprint, SessionGrant, canonical_json,

@@ -175,9 +175,9 @@ mod tests {
     use serde_json::json;
 
     use super::*;
+    use crate::base::Limits;
     use crate::capability::Grant;
     use crate::policy::{DecidedBy, Decision, Verdict};
-    use crate::runtime::Limits;
 
     /// A writer the test can read back.
     #[derive(Clone, Default)]

@@ -3,9 +3,10 @@
 use super::log::{AuditError, AuditLog};
 use super::record::{AuditEvent, CallAudit, ExercisedAudit, redact};
 use crate::approval::Approval;
+use crate::base::sha256_hex;
 use crate::pipeline::CallResult;
 use crate::protocol::{ToolOutcome, ToolOutput};
-use crate::runtime::{CallReport, sha256_hex};
+use crate::runtime::CallReport;
 
 impl CallAudit {
     /// The record of `result`, whose input was `input` (as received).

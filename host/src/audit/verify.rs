@@ -1,6 +1,6 @@
 //! Checking the chain of an audit log.
 
-use crate::runtime::sha256_hex;
+use crate::base::sha256_hex;
 
 use super::record::{AuditRecord, GENESIS};
 

@@ -6,7 +6,7 @@ use std::fs::File;
 use std::io::{Read, Seek, SeekFrom, Write};
 use std::time::SystemTime;
 
-use crate::runtime::sha256_hex;
+use crate::base::sha256_hex;
 
 use super::call::Queued;
 use super::record::{AuditRecord, GENESIS};

@@ -22,7 +22,7 @@ use wasmtime_wasi::p2::{DynInputStream, DynOutputStream, DynPollable, StreamErro
 use wasmtime_wasi::runtime::in_tokio;
 
 use super::egress::with_http_code;
-use crate::runtime::{CANCEL_GRACE, CancelToken, Interrupt, Interrupted};
+use crate::base::{CANCEL_GRACE, CancelToken, Interrupt, Interrupted};
 
 /// Slack past the deadline, so a clock the guest waits on (clamped to the
 /// deadline plus the same slack) wakes it first.

@@ -3,7 +3,8 @@
 use wasmtime_wasi::{FsPerms, WasiCtx};
 
 use super::{FsAccess, Grant};
-use crate::runtime::{CappedPipe, Limits};
+use crate::base::Limits;
+use crate::runtime::CappedPipe;
 
 /// Where the workspace appears inside the guest.
 pub const GUEST_WORKSPACE: &str = "/workspace";

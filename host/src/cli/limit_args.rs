@@ -1,8 +1,8 @@
 //! The per-call limit flags of `warden tool call`.
 
 use super::CallArgs;
+use crate::base::Limits;
 use crate::policy::LimitOverrides;
-use crate::runtime::Limits;
 
 /// The limits the flags set: those no policy governs, applied to the
 /// defaults, and the deadline, memory, output and HTTP limits asked for,

@@ -5,12 +5,12 @@ use std::path::Path;
 use serde_json::json;
 
 use super::{Exit, PolicyCommand, fail, open_catalog};
+use crate::base::Limits;
 use crate::capability::FsAccess;
 use crate::capability::Grant;
 use crate::home::Home;
 use crate::plugin::Catalog;
 use crate::policy::{CallFacts, DEFAULT_POLICY, DecidedBy, Decision, Policy, builtin_policies};
-use crate::runtime::Limits;
 
 pub fn run(cmd: PolicyCommand) -> Exit {
     match cmd {

@@ -9,10 +9,11 @@ use super::{CallArgs, Exit, fail, open_catalog, open_catalog_with};
 use crate::approval::{
     Approval, Approvals, NonInteractive, SessionGrant, TerminalApprover, printable,
 };
+use crate::base::{CancelToken, ProgressEvent};
 use crate::capability::WriteMode;
 use crate::pipeline::{self, CallResult, Invocation, Stage};
 use crate::protocol::ToolOutcome;
-use crate::runtime::{CancelToken, Instances, ProgressEvent};
+use crate::runtime::Instances;
 
 pub fn list(json: bool) -> Exit {
     let catalog = match open_catalog(json) {
@@ -133,9 +134,9 @@ pub fn call(args: CallArgs) -> Exit {
         Ok(l) => l,
         Err(e) => return fail(args.json, Exit::Usage, &e),
     };
-    let progress: Option<crate::runtime::ProgressSink> = (!args.json
+    let progress: Option<crate::base::ProgressSink> = (!args.json
         && std::io::stderr().is_terminal())
-    .then(|| Arc::new(|p: &ProgressEvent| show_progress(p)) as crate::runtime::ProgressSink);
+    .then(|| Arc::new(|p: &ProgressEvent| show_progress(p)) as crate::base::ProgressSink);
     let approvals = approvals(args.non_interactive);
     let audit = match super::open_audit() {
         Ok(log) => Some(log),

@@ -13,11 +13,10 @@ use super::inspect::Inspection;
 use super::lockfile::{LOCKFILE, Lockfile};
 use super::registry::{InstallError, Registry};
 use super::{BUILTIN, BuiltinPlugin};
+use crate::base::sha256_hex;
 use crate::home::Home;
 use crate::protocol::ToolSpec;
-use crate::runtime::{
-    Instances, LoadError, LoadedPlugin, PluginMeta, Runtime, RuntimeError, sha256_hex,
-};
+use crate::runtime::{Instances, LoadError, LoadedPlugin, PluginMeta, Runtime, RuntimeError};
 
 /// Where a plugin's component comes from.
 #[derive(Debug, Clone)]

@@ -10,7 +10,8 @@ use super::catalog::{Catalog, CatalogError, PluginEntry};
 use super::diff::{CapChange, diff};
 use super::lockfile::{Locked, Lockfile};
 use super::registry::{InstallError, InstallReport, InstalledPlugin};
-use crate::runtime::{PluginMeta, sha256_hex};
+use crate::base::sha256_hex;
+use crate::runtime::PluginMeta;
 
 /// A validated component, not yet installed.
 pub struct Candidate {

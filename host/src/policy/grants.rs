@@ -12,9 +12,9 @@ use std::time::Duration;
 
 use serde::{Deserialize, Deserializer, Serialize, de::Error as _};
 
+use crate::base::{Limits, MAX_MEMORY_BYTES};
 use crate::capability::egress::{CredentialHandle, NetRule};
 use crate::capability::{FsAccess, PathGuard};
-use crate::runtime::{Limits, MAX_MEMORY_BYTES};
 
 /// Access to the workspace, as a policy file spells it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

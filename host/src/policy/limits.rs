@@ -9,7 +9,7 @@
 use std::time::Duration;
 
 use super::LimitOverrides;
-use crate::runtime::Limits;
+use crate::base::Limits;
 
 /// A requested limit above the policy's ceiling.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

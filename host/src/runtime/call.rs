@@ -10,12 +10,12 @@ use super::bindings::types;
 use super::component::LoadedPlugin;
 use super::egress_report::{redact_report, with_denials};
 use super::fan_out::Workers;
-use super::limits::{Limits, MAX_MEMORY_BYTES};
 use super::pipe::CappedPipe;
-use super::state::{
-    CallState, CancelToken, Interrupt, Interrupted, LogLine, ProgressEvent, ProgressSink,
-    floor_char_boundary,
+use super::state::CallState;
+use crate::base::{
+    CancelToken, Interrupt, Interrupted, LogLine, ProgressEvent, ProgressSink, floor_char_boundary,
 };
+use crate::base::{Limits, MAX_MEMORY_BYTES};
 use crate::capability::egress::{
     EgressCall, EgressEnv, EgressLimits, NetworkDenial, NetworkUse, Redactor,
 };

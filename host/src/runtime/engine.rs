@@ -12,7 +12,7 @@ use wasmtime::{
     Config, Enabled, Engine, InstanceAllocationStrategy, OptLevel, PoolingAllocationConfig,
 };
 
-use super::limits::MAX_MEMORY_BYTES;
+use crate::base::MAX_MEMORY_BYTES;
 
 /// How often the epoch advances.
 pub const TICK: Duration = Duration::from_millis(5);
@@ -102,10 +102,11 @@ fn start_ticker(engine: &Engine) -> wasmtime::Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::base::{CancelToken, Limits};
     use crate::capability::{FsBoundary, Grant, build_wasi};
+    use crate::runtime::CappedPipe;
     use crate::runtime::call::new_store;
     use crate::runtime::state::CallState;
-    use crate::runtime::{CancelToken, CappedPipe, Limits};
     use wasmtime::{Instance, Module, Store};
 
     /// A core module with `n` empty function tables, in the binary format.

@@ -26,18 +26,16 @@ use std::time::Instant;
 use super::bindings::{ToolPluginPre, host, types};
 use super::call::{Ended, cap_text, hidden_paths, new_store, run_instance};
 use super::engine::WORKER_INSTANCES;
-use super::limits::Limits;
 use super::pipe::CappedPipe;
-use super::state::{CallState, CancelToken, LogLine, MemoryBudget, ProgressEvent, ProgressSink};
+use super::state::{CallState, MemoryBudget};
+use crate::base::Limits;
+use crate::base::{CancelToken, LogLine, MAX_WORKERS, ProgressEvent, ProgressSink};
 use crate::capability::egress::EgressCall;
 use crate::capability::{BoundaryReport, FsBoundary, Grant, build_wasi};
 use crate::protocol::{ErrorKind, ToolError, hide_paths_in};
 
 /// The most tasks one `fan-out` accepts.
 pub const MAX_TASKS: usize = 64;
-
-/// The most workers that run at once, however many cores there are.
-pub const MAX_WORKERS: u32 = 8;
 
 /// What a call's workers are started from, set up before the call runs.
 pub(crate) struct Workers {

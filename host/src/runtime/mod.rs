@@ -11,7 +11,6 @@ mod component;
 mod egress_report;
 mod engine;
 mod fan_out;
-mod limits;
 mod pipe;
 mod state;
 
@@ -19,21 +18,17 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-use sha2::{Digest, Sha256};
 use wasmtime::Engine;
 
 pub use cache::{CompileCache, wasmtime_version};
 pub use call::{CallReport, CallRequest};
 pub use component::{LoadError, LoadedPlugin, PLUGIN_EXPORT, PluginMeta, SUPPORTED_WIT};
 pub use engine::{Instances, MAX_CONCURRENT_INSTANCES, TICK, WORKER_INSTANCES};
-pub use fan_out::{MAX_TASKS, MAX_WORKERS, parallelism};
-pub use limits::{LIMIT_KEYS, Limits, MAX_MEMORY_BYTES};
+pub use fan_out::{MAX_TASKS, parallelism};
 pub use pipe::{CappedPipe, Captured};
-pub use state::{
-    CANCEL_GRACE, CallState, CancelToken, Interrupt, Interrupted, LogLevel, LogLine, ProgressEvent,
-    ProgressSink,
-};
+pub use state::CallState;
 
+use crate::base::{CancelToken, Limits, sha256_hex};
 use crate::capability::Grant;
 use crate::plugin::Manifest;
 
@@ -163,9 +158,4 @@ fn list_tools(plugin: &LoadedPlugin) -> Result<Vec<crate::protocol::ToolSpec>, L
         .call_tools(&mut store)
         .map_err(|e| LoadError::Tools(format!("listing tools failed: {e:#}")))?;
     specs.into_iter().map(component::spec_from_guest).collect()
-}
-
-/// Lowercase hex sha256 of `bytes`.
-pub fn sha256_hex(bytes: &[u8]) -> String {
-    hex::encode(Sha256::digest(bytes))
 }

@@ -7,11 +7,11 @@
 use std::path::{Path, PathBuf};
 
 use serde_json::{Value, json};
+use warden::base::{CancelToken, Limits};
 use warden::capability::{BoundaryDenial, FsAccess, FsOp, Grant, WriteMode};
 use warden::pipeline::{self, CallResult, Invocation};
 use warden::policy::Policy;
 use warden::protocol::ErrorKind;
-use warden::runtime::{CancelToken, Limits};
 
 use super::*;
 

@@ -14,10 +14,11 @@ use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
 use serde_json::{Value, json};
+use warden::base::Limits;
 use warden::capability::{FsAccess, Grant, WriteMode};
 use warden::pipeline::{CallResult, Stage};
 use warden::protocol::{ErrorKind, ToolOutcome};
-use warden::runtime::{CallReport, Limits};
+use warden::runtime::CallReport;
 
 use crate::support::*;
 

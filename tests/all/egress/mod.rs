@@ -15,10 +15,11 @@ use std::path::Path;
 use std::time::Duration;
 
 use serde_json::Value;
+use warden::base::{CancelToken, Limits};
 use warden::capability::{EgressEnv, Grant};
 use warden::policy::Policy;
 use warden::protocol::ToolOutcome;
-use warden::runtime::{CallReport, CallRequest, CancelToken, Limits};
+use warden::runtime::{CallReport, CallRequest};
 
 use crate::support::*;
 

@@ -15,11 +15,12 @@ use std::time::Duration;
 
 use serde_json::Value;
 use warden::approval::Approvals;
+use warden::base::{CancelToken, Limits};
 use warden::capability::WriteMode;
 use warden::pipeline::{self, CallResult, Invocation, Stage};
 use warden::policy::Policy;
 use warden::protocol::ToolOutcome;
-use warden::runtime::{CallReport, CancelToken, Limits};
+use warden::runtime::CallReport;
 
 use crate::support::*;
 

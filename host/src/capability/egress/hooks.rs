@@ -24,7 +24,7 @@ use super::connect::EgressEnv;
 use super::credential::{LoadedCredential, Redactor};
 use super::grant::NetworkGrant;
 use super::record::{DenialReason, EgressLog, NetworkDenial, NetworkRecords};
-use crate::runtime::{CancelToken, Limits};
+use crate::base::{CancelToken, Limits};
 
 /// The byte and count caps of one call's network use.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -28,7 +28,7 @@ use super::credential::Redactor;
 use super::hooks::EgressCall;
 use super::pattern::Scheme;
 use super::record::{Counters, DenialReason, NetworkUse, UseId};
-use crate::runtime::CancelToken;
+use crate::base::CancelToken;
 
 type IoFuture = Box<dyn Future<Output = Result<(), HttpError>> + Send>;
 

@@ -162,7 +162,7 @@ output_bytes = 1000
     assert!(write.network.is_empty());
     assert_eq!(write.limits.deadline, Some(Duration::from_secs(5)));
     assert_eq!(write.limits.output_bytes, Some(1000));
-    let limits = write.limits.apply(crate::runtime::Limits::default());
+    let limits = write.limits.apply(crate::base::Limits::default());
     assert_eq!(
         (limits.deadline, limits.output_bytes),
         (Duration::from_secs(5), 1000)

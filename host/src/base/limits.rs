@@ -42,8 +42,11 @@ pub struct Limits {
     pub workers: u32,
 }
 
+/// The most workers a call's `fan-out` runs at once, whatever its limits say.
+pub const MAX_WORKERS: u32 = 8;
+
 fn default_workers() -> u32 {
-    super::fan_out::MAX_WORKERS
+    MAX_WORKERS
 }
 
 fn default_http_request_bytes() -> u64 {
