@@ -20,13 +20,12 @@ use std::process::Command;
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use warden::base::{CancelToken, Limits};
-use warden::capability::{
-    FsAccess, FsGrant, Grant, LinkProfile, PathGuard, ProtectedReads, linker_for,
-};
+use warden::capability::{FsAccess, FsGrant, Grant, PathGuard, ProtectedReads};
 use warden::home::Home;
 use warden::plugin::Catalog;
 use warden::protocol::ToolOutcome;
 use warden::runtime::CallRequest;
+use warden::runtime::{LinkProfile, linker_for};
 
 fn bench(c: &mut Criterion) {
     let home = tempfile::tempdir().unwrap();

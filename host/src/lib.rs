@@ -1,14 +1,28 @@
 //! Warden: an AI agent runtime whose every tool is a WebAssembly component,
 //! run by wasmtime with only the capabilities its grant allows.
 //!
-//! Layers, each in its own module: [`protocol`] (pure types), [`runtime`]
-//! (engine, components, limits), [`capability`] (grants to WASI),
-//! [`plugin`] (manifests, built-ins, installation), [`policy`] (rules,
-//! modes, grants, protected paths), [`approval`] (asking the user, session
-//! grants), [`pipeline`] (one decided, validated, sandboxed call),
-//! [`provider`] (model APIs), [`agent`] (the turn loop, sessions),
-//! [`audit`] (the hash-chained log), [`config`] (the user's settings file),
-//! [`cli`] (the `warden` command).
+//! The modules form layers. Each uses only the modules listed before it;
+//! `tests/all/layering.rs` reads every `crate::` path and fails on one that
+//! points later in this list, or on a cycle between the files of a module.
+//!
+//! 1. [`base`]: shared value types and infrastructure (cancellation,
+//!    limits, what a guest reports, hashing, durable files).
+//! 2. [`home`]: where Warden keeps its state.
+//! 3. [`protocol`]: the tool protocol's pure types.
+//! 4. [`capability`]: what a plugin declares, what a call is granted, and
+//!    how a grant becomes WASI, egress and processes.
+//! 5. [`policy`]: policy files, decisions, and a call's grant (the
+//!    declared needs intersected with the policy's).
+//! 6. [`runtime`]: the engine, components, linkers, one call in a fresh
+//!    instance, fan-out.
+//! 7. [`plugin`]: built-ins, the catalog, installation, inspection.
+//! 8. [`approval`]: asking the user; session grants.
+//! 9. [`pipeline`]: one call end to end: validate, decide, approve, run.
+//! 10. [`audit`]: the hash-chained log of every decision and call.
+//! 11. [`provider`]: model APIs.
+//! 12. [`agent`]: the turn loop, its scheduler and sessions.
+//! 13. [`config`]: the user's settings file.
+//! 14. [`cli`]: the `warden` command.
 
 pub mod agent;
 pub mod approval;

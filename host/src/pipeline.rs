@@ -14,6 +14,7 @@ use crate::base::{CancelToken, Limits, ProgressSink};
 use crate::capability::{Grant, GrantCut, WriteMode};
 use crate::plugin::Catalog;
 use crate::policy::{CallFacts, DecidedBy, Decision, LimitOverrides, Policy, Verdict};
+use crate::policy::{grant_from_declared, grant_from_policy};
 use crate::protocol::{ErrorKind, ToolError, ToolOutcome};
 use crate::runtime::{CallReport, CallRequest};
 
@@ -180,7 +181,7 @@ fn run_unhidden(
     let (grant, cuts) = match inv.policy {
         None => {
             limits = inv.limit_requests.apply(limits);
-            Grant::from_declared(&plugin.meta.manifest.capabilities, &workspace, inv.write)
+            grant_from_declared(&plugin.meta.manifest.capabilities, &workspace, inv.write)
         }
         Some(policy) => {
             let spec = plugin
@@ -204,7 +205,7 @@ fn run_unhidden(
                 }
             };
             let (grant, cuts) =
-                Grant::from_policy(&plugin.meta.manifest.capabilities, &workspace, &granted);
+                grant_from_policy(&plugin.meta.manifest.capabilities, &workspace, &granted);
             let approval = match decision.verdict {
                 Verdict::Allow => Approval::Policy,
                 Verdict::Deny => {

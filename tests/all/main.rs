@@ -20,6 +20,7 @@ mod fan_out;
 mod fixtures;
 mod fs_tools;
 mod guest_units;
+mod layering;
 mod limit_ceilings;
 mod limits;
 mod mock_model;

@@ -6,8 +6,9 @@
 use std::path::{Path, PathBuf};
 
 use serde_json::Value;
+use warden::capability::MANIFEST_SECTION;
 use warden::home::Home;
-use warden::plugin::{Catalog, CatalogError, InstallError, MANIFEST_SECTION};
+use warden::plugin::{Catalog, CatalogError, InstallError};
 use warden::runtime::LoadError;
 
 use crate::support::*;

@@ -11,6 +11,7 @@ use warden::protocol::{ErrorKind, ToolOutcome};
 use warden::runtime::CallReport;
 
 use crate::support::*;
+use warden::policy::grant_from_policy;
 
 const GIT_CONFIG: &str = "[core]\n\tbare = false\n";
 
@@ -37,7 +38,7 @@ fn policy(readable: bool) -> Policy {
 
 fn grant(sb: &Sandbox, readable: bool) -> Grant {
     let caps = &hostile().meta.manifest.capabilities;
-    Grant::from_policy(
+    grant_from_policy(
         caps,
         &sb.ws(),
         &policy(readable).grant_for("hostile", "stat_path"),

@@ -15,6 +15,7 @@ use warden::protocol::{ErrorKind, ToolOutcome};
 use warden::runtime::CallReport;
 
 use crate::support::*;
+use warden::policy::{grant_from_declared, grant_from_policy};
 
 const GIT_CONFIG: &str = "[core]\n\tbare = false\n";
 const GIT_HEAD: &str = "ref: refs/heads/main\n";
@@ -64,13 +65,13 @@ fn sealed() -> Policy {
 /// The hostile plugin's grant without a policy, writes allowed.
 fn default_grant(sb: &Sandbox) -> Grant {
     let caps = &hostile().meta.manifest.capabilities;
-    Grant::from_declared(caps, &sb.ws(), WriteMode::AllowWrite).0
+    grant_from_declared(caps, &sb.ws(), WriteMode::AllowWrite).0
 }
 
 /// The hostile plugin's grant under `policy`.
 fn policy_grant(sb: &Sandbox, policy: &Policy) -> Grant {
     let caps = &hostile().meta.manifest.capabilities;
-    Grant::from_policy(caps, &sb.ws(), &policy.grant_for("hostile", "write_path")).0
+    grant_from_policy(caps, &sb.ws(), &policy.grant_for("hostile", "write_path")).0
 }
 
 /// The grants every refusal is checked under: none, the default policy, a sealed one.

@@ -1,6 +1,5 @@
 //! Turning a finished call into its audit record.
 
-use super::log::{AuditError, AuditLog};
 use super::record::{AuditEvent, CallAudit, ExercisedAudit, redact};
 use crate::approval::Approval;
 use crate::base::sha256_hex;
@@ -66,31 +65,10 @@ impl CallAudit {
     }
 }
 
-impl AuditLog {
-    /// Append the record of `result` (see [`CallAudit::of`]), keeping
-    /// every value of `secrets` out of it.
-    pub fn record_call(
-        &self,
-        result: &CallResult,
-        input: &str,
-        session_id: Option<&str>,
-        secrets: &[String],
-    ) -> Result<(), AuditError> {
-        let (result, output_bytes) = audit_copy(result);
-        self.queue(Queued::Call(Box::new(PendingCall {
-            result,
-            output_bytes,
-            input: input.to_string(),
-            session_id: session_id.map(str::to_string),
-            secrets: secrets.to_vec(),
-        })))
-    }
-}
-
 /// What of `result` its record needs, and the size of its output: the
 /// output itself, logs and captured stdio are left behind, so queueing a
 /// call costs the same whatever it printed.
-fn audit_copy(result: &CallResult) -> (CallResult, u64) {
+pub(super) fn audit_copy(result: &CallResult) -> (CallResult, u64) {
     let (outcome, output_bytes) = match &result.outcome {
         ToolOutcome::Success(out) => (
             ToolOutcome::Success(ToolOutput {
@@ -133,11 +111,11 @@ fn audit_copy(result: &CallResult) -> (CallResult, u64) {
 /// for a copy, not for hashing, redacting and converting it.
 pub(super) struct PendingCall {
     /// The result without its output (see [`audit_copy`]).
-    result: CallResult,
-    output_bytes: u64,
-    input: String,
-    session_id: Option<String>,
-    secrets: Vec<String>,
+    pub(super) result: CallResult,
+    pub(super) output_bytes: u64,
+    pub(super) input: String,
+    pub(super) session_id: Option<String>,
+    pub(super) secrets: Vec<String>,
 }
 
 impl PendingCall {

@@ -19,9 +19,10 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::SystemTime;
 
-use super::call::Queued;
+use super::call::{PendingCall, Queued, audit_copy};
 use super::record::AuditEvent;
 use super::writer::{Batch, Head, write_batch};
+use crate::pipeline::CallResult;
 
 /// Writing the audit log failed.
 #[derive(Debug, thiserror::Error)]
@@ -149,6 +150,27 @@ impl AuditLog {
             Some(e) => Err(self.failed(e)),
             None => Ok(()),
         }
+    }
+}
+
+impl AuditLog {
+    /// Append the record of `result` (see [`CallAudit::of`]), keeping
+    /// every value of `secrets` out of it.
+    pub fn record_call(
+        &self,
+        result: &CallResult,
+        input: &str,
+        session_id: Option<&str>,
+        secrets: &[String],
+    ) -> Result<(), AuditError> {
+        let (result, output_bytes) = audit_copy(result);
+        self.queue(Queued::Call(Box::new(PendingCall {
+            result,
+            output_bytes,
+            input: input.to_string(),
+            session_id: session_id.map(str::to_string),
+            secrets: secrets.to_vec(),
+        })))
     }
 }
 

@@ -1,11 +1,10 @@
 //! A call's grant: the capabilities it runs with.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use super::PathGuard;
 use super::egress::NetworkGrant;
-use super::extra_dirs::{self, DirGrant, extra_dirs_for};
-use crate::plugin::{DeclaredCapabilities, FsNeed};
+use super::extra_dirs::{self, DirGrant};
 
 /// Access to a directory.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
@@ -73,101 +72,6 @@ impl Grant {
     /// No capabilities at all.
     pub fn none() -> Self {
         Grant::default()
-    }
-
-    /// The plugin's declared needs, limited to `workspace`, read-only unless
-    /// `write` allows more, with the default protected paths. Returns the
-    /// grant and what was cut from the declaration.
-    pub fn from_declared(
-        declared: &DeclaredCapabilities,
-        workspace: &Path,
-        write: WriteMode,
-    ) -> (Grant, Vec<GrantCut>) {
-        let mut cuts = Vec::new();
-        let access = match (declared.filesystem, write) {
-            (FsNeed::None, _) => None,
-            (FsNeed::Read, _) => Some(FsAccess::ReadOnly),
-            (FsNeed::ReadWrite, WriteMode::AllowWrite) => Some(FsAccess::ReadWrite),
-            (FsNeed::ReadWrite, WriteMode::ReadOnly) => {
-                cuts.push(GrantCut {
-                    declared: "filesystem: read-write".into(),
-                    granted: "filesystem: read-only (writes need --allow-write)".into(),
-                });
-                Some(FsAccess::ReadOnly)
-            }
-        };
-        for rule in &declared.network {
-            cuts.push(GrantCut {
-                declared: format!("network: {rule}"),
-                granted: "no network (no policy grants it)".into(),
-            });
-        }
-        let filesystem = access.map(|access| FsGrant {
-            host_dir: workspace.to_path_buf(),
-            access,
-            protected: Some(PathGuard::defaults()),
-        });
-        let grant = Grant {
-            filesystem,
-            extra_dirs: Vec::new(),
-            network: None,
-        };
-        (grant, cuts)
-    }
-
-    /// The plugin's declared needs intersected with what a policy grants:
-    /// never more than either, with the policy's protected paths. The
-    /// declared filesystem need covers the policy's extra directories too
-    /// (`read` gets them read-only). Returns the grant and what was cut.
-    pub fn from_policy(
-        declared: &DeclaredCapabilities,
-        workspace: &Path,
-        granted: &crate::policy::GrantSpec,
-    ) -> (Grant, Vec<GrantCut>) {
-        let mut cuts = Vec::new();
-        let access = match (declared.filesystem, granted.workspace) {
-            (FsNeed::None, _) => None,
-            (need, None) => {
-                cuts.push(GrantCut {
-                    declared: format!("filesystem: {}", need.as_str()),
-                    granted: "no filesystem (the policy grants none)".into(),
-                });
-                None
-            }
-            (FsNeed::Read, Some(_)) => Some(FsAccess::ReadOnly),
-            (FsNeed::ReadWrite, Some(FsAccess::ReadWrite)) => Some(FsAccess::ReadWrite),
-            (FsNeed::ReadWrite, Some(FsAccess::ReadOnly)) => {
-                cuts.push(GrantCut {
-                    declared: "filesystem: read-write".into(),
-                    granted: "filesystem: read-only (the policy grants no writes)".into(),
-                });
-                Some(FsAccess::ReadOnly)
-            }
-        };
-        let extra_dirs =
-            extra_dirs_for(declared.filesystem, access, &granted.extra_dirs, &mut cuts);
-        let (network, net_cuts) =
-            NetworkGrant::intersect(&declared.network, &granted.network, &granted.credentials);
-        cuts.extend(net_cuts);
-        let filesystem = access.map(|access| FsGrant {
-            host_dir: workspace.to_path_buf(),
-            access,
-            protected: Some(granted.protected.clone()),
-        });
-        let grant = Grant {
-            filesystem,
-            extra_dirs,
-            network,
-        };
-        (grant, cuts)
-    }
-
-    /// The interfaces this grant links.
-    pub fn link_profile(&self) -> super::LinkProfile {
-        super::LinkProfile {
-            filesystem: self.filesystem.is_some() || !self.extra_dirs.is_empty(),
-            http: self.network.is_some(),
-        }
     }
 
     /// One line describing the grant, for humans.

@@ -21,19 +21,26 @@ mod extra_dirs;
 mod fs_boundary;
 mod grant;
 mod guarded_fs;
-mod link;
+mod imports;
+mod manifest;
 pub(crate) mod path_guard;
+mod stdio_pipe;
 mod wasi;
 
-pub use deadline_io::DeadlineIo;
+pub use clock::{DeadlineClock, HasDeadlineClock};
+pub use deadline_io::{DeadlineIo, HasDeadlineIo};
 pub use egress::{EgressEnv, NetworkGrant, NetworkRecords};
 pub use exercised::{Exercised, FileOp, FileUse, FileUses, MAX_FILE_USES};
 pub use extra_dirs::DirGrant;
 pub use fs_boundary::{BoundaryDenial, BoundaryReport, FsBoundary, FsOp, MAX_BOUNDARY_DENIALS};
 pub use grant::{FsAccess, FsGrant, Grant, GrantCut, WriteMode};
 pub use guarded_fs::{GuardedFs, HasGuardedFs};
-pub use link::{LinkProfile, linker_for};
+pub use imports::{ImportClass, classify_import};
+pub use manifest::{
+    DeclaredCapabilities, FsNeed, MANIFEST_SECTION, Manifest, ManifestError, valid_plugin_name,
+};
 pub use path_guard::{
     DEFAULT_PROTECTED, GlobError, PathGuard, PathUse, ProtectedReads, normalize_path,
 };
+pub use stdio_pipe::{CappedPipe, Captured};
 pub use wasi::{GUEST_WORKSPACE, build_wasi};

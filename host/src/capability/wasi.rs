@@ -4,7 +4,7 @@ use wasmtime_wasi::{FsPerms, WasiCtx};
 
 use super::{FsAccess, Grant};
 use crate::base::Limits;
-use crate::runtime::CappedPipe;
+use crate::capability::CappedPipe;
 
 /// Where the workspace appears inside the guest.
 pub const GUEST_WORKSPACE: &str = "/workspace";

@@ -10,9 +10,10 @@ use serde_json::json;
 
 use super::Exit;
 use crate::audit::{AuditEvent, AuditRecord, CallAudit};
+use crate::capability::DeclaredCapabilities;
 use crate::capability::FileOp;
 use crate::capability::egress::NetworkUse;
-use crate::plugin::{Catalog, DeclaredCapabilities, Reach};
+use crate::plugin::{Catalog, Reach};
 
 /// One tool's capabilities over the log.
 #[derive(Debug, Default, Serialize)]

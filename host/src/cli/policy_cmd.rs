@@ -7,9 +7,9 @@ use serde_json::json;
 use super::{Exit, PolicyCommand, fail, open_catalog};
 use crate::base::Limits;
 use crate::capability::FsAccess;
-use crate::capability::Grant;
 use crate::home::Home;
 use crate::plugin::Catalog;
+use crate::policy::grant_from_policy;
 use crate::policy::{CallFacts, DEFAULT_POLICY, DecidedBy, Decision, Policy, builtin_policies};
 
 pub fn run(cmd: PolicyCommand) -> Exit {
@@ -212,7 +212,7 @@ fn explain(policy: Option<&str>, tool: &str, input: &str, json: bool) -> Exit {
     let granted = policy.grant_for_call(&facts);
     let declared = plugin.meta.manifest.capabilities.filesystem;
     let (grant, cuts) =
-        Grant::from_policy(&plugin.meta.manifest.capabilities, Path::new("."), &granted);
+        grant_from_policy(&plugin.meta.manifest.capabilities, Path::new("."), &granted);
     let workspace = grant.filesystem.map(|fs| fs.access);
     let extra_dirs: Vec<_> = grant
         .extra_dirs

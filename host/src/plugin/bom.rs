@@ -10,9 +10,9 @@ use std::path::Path;
 
 use serde::Serialize;
 
-use super::inspect::{ImportClass, classify_import};
-use super::{DeclaredCapabilities, FsNeed, Manifest};
-use crate::capability::{FsAccess, Grant, GrantCut};
+use crate::capability::{DeclaredCapabilities, FsNeed, ImportClass, Manifest, classify_import};
+use crate::capability::{FsAccess, GrantCut};
+use crate::policy::grant_from_policy;
 use crate::policy::{CallFacts, Policy, Verdict};
 use crate::protocol::ToolSpec;
 
@@ -187,7 +187,7 @@ pub fn granted(manifest: &Manifest, tools: &[ToolSpec], policy: &Policy) -> Vec<
             };
             let spec_grant = policy.grant_for_call(&facts);
             let (grant, cuts) =
-                Grant::from_policy(&manifest.capabilities, Path::new("."), &spec_grant);
+                grant_from_policy(&manifest.capabilities, Path::new("."), &spec_grant);
             ToolGrant {
                 tool: spec.name.as_str().to_string(),
                 read_only: spec.annotations.read_only,

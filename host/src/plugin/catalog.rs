@@ -82,7 +82,7 @@ impl PluginEntry {
                 path,
                 refused,
             } => refused
-                .get_or_init(|| super::install::changed_on_disk(self.name(), path, approved))
+                .get_or_init(|| super::trust::changed_on_disk(self.name(), path, approved))
                 .as_deref(),
         }
     }
@@ -148,7 +148,7 @@ impl Catalog {
             let name = installed.meta.manifest.name.clone();
             let path = registry.component_path(&name);
             let approval = match &lock {
-                Ok(lock) => match super::install::approved_sha256(lock, &installed) {
+                Ok(lock) => match super::trust::approved_sha256(lock, &installed) {
                     Ok(approved) => Approval::OnDisk {
                         approved,
                         path: path.clone(),
@@ -249,7 +249,7 @@ impl Catalog {
                     source,
                 })?;
                 if sha256_hex(&wasm) != entry.sha256 {
-                    return Err(CatalogError::NotApproved(super::install::changed_message(
+                    return Err(CatalogError::NotApproved(super::trust::changed_message(
                         &name,
                         &sha256_hex(&wasm),
                         &entry.sha256,

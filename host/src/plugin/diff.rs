@@ -3,8 +3,8 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::FsNeed;
 use super::bom::Reach;
+use crate::capability::FsNeed;
 use crate::runtime::PluginMeta;
 
 /// One capability that differs between the installed version and the new one.

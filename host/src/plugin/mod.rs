@@ -9,15 +9,14 @@ mod diff;
 mod inspect;
 mod install;
 mod lockfile;
-mod manifest;
 mod registry;
+mod trust;
 
 pub use bom::{Bom, Finding, Reach, Severity, ToolGrant, findings, granted};
 pub use builtin::{BUILTIN, BuiltinPlugin};
 pub use catalog::{Catalog, CatalogError, PluginEntry, PluginSource};
 pub use diff::{CapChange, diff, grows};
-pub use inspect::{ImportClass, Inspection, classify_import};
+pub use inspect::Inspection;
 pub use install::Candidate;
 pub use lockfile::{LOCKFILE, LockError, Locked, Lockfile};
-pub use manifest::{DeclaredCapabilities, FsNeed, MANIFEST_SECTION, Manifest, ManifestError};
 pub use registry::{InstallError, InstallReport, InstalledPlugin, Registry};

@@ -84,7 +84,7 @@ impl Registry {
 
     /// The installed plugin called `name` (never a path: names are validated).
     pub fn get(&self, name: &str) -> Option<InstalledPlugin> {
-        if !super::manifest::valid_plugin_name(name) {
+        if !crate::capability::valid_plugin_name(name) {
             return None;
         }
         let bytes = std::fs::read(self.dir.join(name).join(RECORD_FILE)).ok()?;

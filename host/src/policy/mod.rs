@@ -8,6 +8,7 @@
 //! allow; a call that would write a protected path is denied whatever the
 //! rules say. The file format is documented in `policies/README.md`.
 
+mod call_grant;
 mod decide;
 mod decision;
 mod error;
@@ -27,6 +28,7 @@ use std::path::Path;
 use serde::Deserialize;
 use toml::Spanned;
 
+pub use call_grant::{grant_from_declared, grant_from_policy};
 pub use decision::{CallFacts, DecidedBy, Decision, Mode, Verdict};
 pub use error::PolicyError;
 pub use grants::{ExtraDir, GrantSpec, GrantTable, Grants, LimitOverrides, WorkspaceAccess};

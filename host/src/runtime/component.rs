@@ -10,9 +10,9 @@ use wasmtime::component::types::ComponentItem;
 
 use super::bindings::ToolPluginPre;
 use super::state::CallState;
-use crate::capability::{LinkProfile, linker_for};
-use crate::plugin::{Manifest, ManifestError};
+use crate::capability::{Manifest, ManifestError};
 use crate::protocol::{ToolName, ToolSpec};
+use crate::runtime::{LinkProfile, linker_for};
 
 /// The WIT package versions this host can run.
 pub const SUPPORTED_WIT: &[&str] = &["0.1.0", "0.1.1"];

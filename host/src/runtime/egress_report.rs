@@ -7,7 +7,7 @@
 //! records — holds a credential's value; transcripts and audit records are
 //! built from the report and never see one.
 
-use super::call::CallReport;
+use super::report::CallReport;
 use crate::capability::egress::{NetworkRecords, Redactor};
 use crate::protocol::{ToolError, ToolOutcome, ToolOutput};
 

@@ -103,9 +103,9 @@ fn start_ticker(engine: &Engine) -> wasmtime::Result<()> {
 mod tests {
     use super::*;
     use crate::base::{CancelToken, Limits};
+    use crate::capability::CappedPipe;
     use crate::capability::{FsBoundary, Grant, build_wasi};
-    use crate::runtime::CappedPipe;
-    use crate::runtime::call::new_store;
+    use crate::runtime::instance::new_store;
     use crate::runtime::state::CallState;
     use wasmtime::{Instance, Module, Store};
 

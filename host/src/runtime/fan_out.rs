@@ -8,7 +8,7 @@
 //!   each worker from the call's grant;
 //! - the call's deadline and cancellation token;
 //! - one memory limit for the call, shared by its instance and all its
-//!   workers ([`super::state::MemoryBudget`]), which also covers the
+//!   workers ([`super::memory::MemoryBudget`]), which also covers the
 //!   results the host holds until the caller has them all;
 //! - the other per-instance limits (host-call fuel, handles, output) as
 //!   the call has them;
@@ -23,28 +23,20 @@ use std::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
 use std::sync::{Arc, OnceLock};
 use std::time::Instant;
 
-use super::bindings::{ToolPluginPre, host, types};
-use super::call::{Ended, cap_text, hidden_paths, new_store, run_instance};
+use super::bindings::{host, types};
 use super::engine::WORKER_INSTANCES;
-use super::pipe::CappedPipe;
-use super::state::{CallState, MemoryBudget};
+use super::instance::{Ended, cap_text, hidden_paths, new_store, run_instance};
+use super::memory::MemoryBudget;
+use super::state::{CallState, Workers};
 use crate::base::Limits;
 use crate::base::{CancelToken, LogLine, MAX_WORKERS, ProgressEvent, ProgressSink};
+use crate::capability::CappedPipe;
 use crate::capability::egress::EgressCall;
-use crate::capability::{BoundaryReport, FsBoundary, Grant, build_wasi};
+use crate::capability::{BoundaryReport, FsBoundary, build_wasi};
 use crate::protocol::{ErrorKind, ToolError, hide_paths_in};
 
 /// The most tasks one `fan-out` accepts.
 pub const MAX_TASKS: usize = 64;
-
-/// What a call's workers are started from, set up before the call runs.
-pub(crate) struct Workers {
-    pub(crate) pre: ToolPluginPre<CallState>,
-    pub(crate) grant: Grant,
-    pub(crate) tool: String,
-    pub(crate) context: types::CallContext,
-    pub(crate) stdout: CappedPipe,
-}
 
 /// How many workers run at once: the machine's cores, at most
 /// [`MAX_WORKERS`].
@@ -109,53 +101,55 @@ pub(super) fn fan_out(
     state: &mut CallState,
     tasks: Vec<String>,
 ) -> Result<Vec<GuestResult>, host::FanOutError> {
-    if state.is_worker {
+    if state.fan.is_worker {
         return Err(host::FanOutError::Nested);
     }
     if tasks.len() > MAX_TASKS {
         return Err(host::FanOutError::TooManyTasks);
     }
-    let Some(workers) = state.workers.take() else {
+    let Some(workers) = state.fan.workers.take() else {
         return Err(host::FanOutError::Unavailable);
     };
-    let want = workers_at_once(&state.limits).min(u32::try_from(tasks.len()).unwrap_or(u32::MAX));
+    let want =
+        workers_at_once(&state.bounds.limits).min(u32::try_from(tasks.len()).unwrap_or(u32::MAX));
     let slots = Slots::take(want.max(1));
     if slots.0 == 0 {
-        state.workers = Some(workers);
+        state.fan.workers = Some(workers);
         return Err(host::FanOutError::Unavailable);
     }
     let done = {
         let shared = Shared {
             workers: &workers,
-            limits: &state.limits,
-            deadline: state.deadline,
-            cancel: state.cancel.clone(),
+            limits: &state.bounds.limits,
+            deadline: state.bounds.deadline,
+            cancel: state.bounds.cancel.clone(),
             stderr: state.stderr.clone(),
-            progress: state.progress_sink.clone(),
+            progress: state.record.progress_sink.clone(),
             egress: state.egress_call.clone(),
-            memory: state.memory.clone(),
+            memory: state.bounds.memory.clone(),
             hidden: hidden_paths(&workers.grant),
         };
         run_all(&shared, &tasks, slots.0 as usize)
     };
     drop(slots);
-    state.workers = Some(workers);
-    state.workers_run += tasks.len() as u64;
+    state.fan.workers = Some(workers);
+    state.fan.workers_run += tasks.len() as u64;
     let held: usize = done.iter().map(|d| d.held).sum();
     let mut results = Vec::with_capacity(done.len());
     for d in done {
+        let limits = &state.bounds.limits;
         for line in d.logs {
-            state.push_log(line);
+            state.record.push_log(line, limits);
         }
-        state.logs_dropped += d.logs_dropped;
+        state.record.logs_dropped += d.logs_dropped;
         for event in d.progress {
-            state.push_progress(event);
+            state.record.push_progress(event, limits);
         }
         state.fs_boundary.absorb(d.boundary);
         results.push(d.result);
     }
     // Lowered into the caller's memory next, where its own growth is charged.
-    state.memory.release(held);
+    state.bounds.memory.release(held);
     Ok(results)
 }
 
@@ -257,9 +251,9 @@ fn run_one(shared: &Shared<'_>, index: usize, task: &str) -> Done {
         shared.cancel.clone(),
         shared.progress.clone(),
     );
-    state.deadline = shared.deadline;
-    state.is_worker = true;
-    state.memory = shared.memory.clone();
+    state.bounds.deadline = shared.deadline;
+    state.fan.is_worker = true;
+    state.bounds.memory = shared.memory.clone();
     if let Some(egress) = &shared.egress {
         state.set_egress(egress.clone());
     }
@@ -279,7 +273,7 @@ fn run_one(shared: &Shared<'_>, index: usize, task: &str) -> Done {
         limits,
     );
     let state = store.into_data();
-    state.memory.release(state.memory_mine);
+    state.bounds.memory.release(state.bounds.memory_mine);
     let result = match ended {
         Ended::Returned(out) => worker_output(out, limits),
         Ended::Failed(e) => Err(guest_error(e)),
@@ -296,9 +290,9 @@ fn run_one(shared: &Shared<'_>, index: usize, task: &str) -> Done {
     Done {
         result,
         held,
-        logs: state.logs,
-        logs_dropped: state.logs_dropped,
-        progress: state.progress,
+        logs: state.record.logs,
+        logs_dropped: state.record.logs_dropped,
+        progress: state.record.progress,
         boundary: state.fs_boundary.into_report(),
     }
 }

@@ -11,7 +11,12 @@ mod component;
 mod egress_report;
 mod engine;
 mod fan_out;
-mod pipe;
+mod guest_record;
+mod host_iface;
+mod instance;
+mod link;
+mod memory;
+mod report;
 mod state;
 
 use std::path::PathBuf;
@@ -21,16 +26,16 @@ use std::time::Duration;
 use wasmtime::Engine;
 
 pub use cache::{CompileCache, wasmtime_version};
-pub use call::{CallReport, CallRequest};
+pub use call::CallRequest;
 pub use component::{LoadError, LoadedPlugin, PLUGIN_EXPORT, PluginMeta, SUPPORTED_WIT};
 pub use engine::{Instances, MAX_CONCURRENT_INSTANCES, TICK, WORKER_INSTANCES};
 pub use fan_out::{MAX_TASKS, parallelism};
-pub use pipe::{CappedPipe, Captured};
+pub use link::{LinkProfile, linker_for};
+pub use report::CallReport;
 pub use state::CallState;
 
 use crate::base::{CancelToken, Limits, sha256_hex};
-use crate::capability::Grant;
-use crate::plugin::Manifest;
+use crate::capability::{CappedPipe, Grant, Manifest};
 
 /// Side-data file extension for cached [`PluginMeta`].
 const META_EXT: &str = "meta.json";
@@ -148,8 +153,8 @@ fn list_tools(plugin: &LoadedPlugin) -> Result<Vec<crate::protocol::ToolSpec>, L
         CancelToken::new(),
         None,
     );
-    let mut store = call::new_store(&plugin.engine, state, &limits);
-    let pre = plugin.instance_pre(grant.link_profile())?;
+    let mut store = instance::new_store(&plugin.engine, state, &limits);
+    let pre = plugin.instance_pre(LinkProfile::for_grant(&grant))?;
     let instance = pre
         .instantiate(&mut store)
         .map_err(|e| LoadError::World(format!("{e:#}")))?;

@@ -1,66 +1,88 @@
-//! The per-call store state: WASI context, limits, captured logs and the
-//! host interface every plugin imports.
+//! The store data of one call, in parts with one purpose each: the WASI
+//! contexts, the bounds that stop the guest, what the guest reported, what
+//! its capabilities recorded, and its place in a fan-out.
 //!
 //! A fresh `CallState` backs every call, so nothing a guest does survives
 //! into the next call.
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Instant;
 
 use wasmtime::ResourceLimiter;
 use wasmtime::component::ResourceTable;
 use wasmtime_wasi::filesystem::WasiFilesystemCtxView;
 use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
-
-use super::bindings::{host, types};
-use super::fan_out::{self, Workers};
-use super::pipe::CappedPipe;
 use wasmtime_wasi_http::{WasiHttpCtx, WasiHttpCtxView, WasiHttpView};
 
-use crate::base::{
-    CANCEL_GRACE, CancelToken, Interrupt, Limits, LogLevel, LogLine, ProgressEvent, ProgressSink,
-    floor_char_boundary,
-};
+use super::bindings::{ToolPluginPre, types};
+use super::guest_record::GuestRecord;
+use super::memory::MemoryBudget;
+use crate::base::{CANCEL_GRACE, CancelToken, Interrupt, Limits, ProgressSink};
 use crate::capability::egress::{EgressCall, EgressHooks};
-use crate::capability::{DeadlineIo, FsBoundary, GuardedFs};
+use crate::capability::{CappedPipe, DeadlineIo, FsBoundary, Grant, GuardedFs};
 
 /// Store data for one call.
 pub struct CallState {
-    wasi: WasiCtx,
-    table: ResourceTable,
+    /// The WASI and `wasi:http` contexts and their resource table.
+    wasi: WasiParts,
+    /// Deadline, cancellation and memory: what stops the guest.
+    pub(crate) bounds: CallBounds,
+    /// What the guest logged and reported.
+    pub(crate) record: GuestRecord,
     /// Protected paths and what the guest was refused at the filesystem layer.
     pub(crate) fs_boundary: FsBoundary,
-    pub(crate) limits: Limits,
-    pub(crate) deadline: Instant,
-    pub(crate) cancel: CancelToken,
+    /// The call's egress state, when it has a network grant.
+    pub(crate) egress_call: Option<Arc<EgressCall>>,
+    /// The guest's captured stderr (a crash's panic message is read from it).
     pub(crate) stderr: CappedPipe,
-    pub(crate) logs: Vec<LogLine>,
-    log_bytes: usize,
-    pub(crate) logs_dropped: u64,
-    pub(crate) progress: Vec<ProgressEvent>,
-    pub(super) progress_sink: Option<ProgressSink>,
-    /// Set when the limiter refused a memory growth.
-    pub(crate) memory_refused: bool,
-    /// Linear memory committed across all of the instance's memories.
-    pub(super) memory_mine: usize,
-    /// The call's memory limit, shared with the workers it fans out to.
-    pub(super) memory: Arc<MemoryBudget>,
-    /// What `fan-out` needs to start workers; `None` when the call runs
-    /// none (the plugin does not import `fan-out`, or this is a worker).
-    pub(super) workers: Option<Box<Workers>>,
-    /// This instance is a worker started by `fan-out`.
-    pub(super) is_worker: bool,
-    /// Workers this call's `fan-out`s ran.
-    pub(super) workers_run: u64,
-    /// When an epoch check first saw the cancellation.
-    cancel_seen: Option<Instant>,
+    /// This instance's part in `fan-out`.
+    pub(crate) fan: FanOutRole,
+}
+
+/// The WASI side of a store.
+struct WasiParts {
+    ctx: WasiCtx,
+    table: ResourceTable,
     /// `wasi:http` state; used only when the grant links it.
     http: WasiHttpCtx,
     /// Routes every outgoing request through the call's egress checks.
     egress: EgressHooks,
-    /// The call's egress state, when it has a network grant.
-    pub(crate) egress_call: Option<Arc<EgressCall>>,
+}
+
+/// What ends a guest that does not end on its own.
+pub(crate) struct CallBounds {
+    pub(crate) limits: Limits,
+    pub(crate) deadline: Instant,
+    pub(crate) cancel: CancelToken,
+    /// When an epoch check first saw the cancellation.
+    cancel_seen: Option<Instant>,
+    /// The call's memory limit, shared with the workers it fans out to.
+    pub(crate) memory: Arc<MemoryBudget>,
+    /// Linear memory committed across all of this instance's memories.
+    pub(crate) memory_mine: usize,
+    /// Set when the limiter refused a memory growth.
+    pub(crate) memory_refused: bool,
+}
+
+/// An instance's part in `fan-out`.
+#[derive(Default)]
+pub(crate) struct FanOutRole {
+    /// What `fan-out` needs to start workers; `None` when the call runs
+    /// none (the plugin does not import `fan-out`, or this is a worker).
+    pub(crate) workers: Option<Box<Workers>>,
+    /// This instance is a worker started by `fan-out`.
+    pub(crate) is_worker: bool,
+    /// Workers this call's `fan-out`s ran.
+    pub(crate) workers_run: u64,
+}
+
+/// What a call's workers are started from, set up before the call runs.
+pub(crate) struct Workers {
+    pub(crate) pre: ToolPluginPre<CallState>,
+    pub(crate) grant: Grant,
+    pub(crate) tool: String,
+    pub(crate) context: types::CallContext,
+    pub(crate) stdout: CappedPipe,
 }
 
 impl CallState {
@@ -76,36 +98,34 @@ impl CallState {
         table.set_max_capacity(limits.resource_handles);
         let memory = Arc::new(MemoryBudget::new(limits.memory_bytes));
         CallState {
-            wasi,
-            table,
+            wasi: WasiParts {
+                ctx: wasi,
+                table,
+                http: WasiHttpCtx::new(),
+                egress: EgressHooks::default(),
+            },
+            bounds: CallBounds {
+                deadline: Instant::now()
+                    .checked_add(limits.deadline)
+                    .unwrap_or_else(far_future),
+                limits,
+                cancel,
+                cancel_seen: None,
+                memory,
+                memory_mine: 0,
+                memory_refused: false,
+            },
+            record: GuestRecord::new(progress_sink),
             fs_boundary,
-            deadline: Instant::now()
-                .checked_add(limits.deadline)
-                .unwrap_or_else(far_future),
-            limits,
-            cancel,
-            stderr,
-            logs: Vec::new(),
-            log_bytes: 0,
-            logs_dropped: 0,
-            progress: Vec::new(),
-            progress_sink,
-            memory_refused: false,
-            memory_mine: 0,
-            memory,
-            workers: None,
-            is_worker: false,
-            workers_run: 0,
-            cancel_seen: None,
-            http: WasiHttpCtx::new(),
-            egress: EgressHooks::default(),
             egress_call: None,
+            stderr,
+            fan: FanOutRole::default(),
         }
     }
 
     /// Send this call's `wasi:http` requests through `call`'s checks.
     pub(crate) fn set_egress(&mut self, call: Arc<EgressCall>) {
-        self.egress = EgressHooks::new(call.clone());
+        self.wasi.egress = EgressHooks::new(call.clone());
         self.egress_call = Some(call);
     }
 
@@ -113,8 +133,8 @@ impl CallState {
     pub(crate) fn guarded_fs(&mut self) -> GuardedFs<'_> {
         GuardedFs {
             inner: WasiFilesystemCtxView {
-                ctx: self.wasi.filesystem(),
-                table: &mut self.table,
+                ctx: self.wasi.ctx.filesystem(),
+                table: &mut self.wasi.table,
             },
             boundary: &mut self.fs_boundary,
         }
@@ -124,17 +144,19 @@ impl CallState {
     /// and cancellation.
     pub(crate) fn bounded_io(&mut self) -> DeadlineIo<'_> {
         DeadlineIo {
-            table: &mut self.table,
-            deadline: self.deadline,
-            cancel: &self.cancel,
+            table: &mut self.wasi.table,
+            deadline: self.bounds.deadline,
+            cancel: &self.bounds.cancel,
         }
     }
 
     /// When the call's deadline falls.
     pub fn deadline(&self) -> Instant {
-        self.deadline
+        self.bounds.deadline
     }
+}
 
+impl CallBounds {
     /// Decide, at an epoch tick, whether the guest may go on.
     /// A cancelled guest gets [`CANCEL_GRACE`] to notice `is-cancelled`
     /// and return on its own before it is interrupted.
@@ -156,8 +178,8 @@ impl CallState {
 impl WasiView for CallState {
     fn ctx(&mut self) -> WasiCtxView<'_> {
         WasiCtxView {
-            ctx: &mut self.wasi,
-            table: &mut self.table,
+            ctx: &mut self.wasi.ctx,
+            table: &mut self.wasi.table,
         }
     }
 }
@@ -165,9 +187,9 @@ impl WasiView for CallState {
 impl WasiHttpView for CallState {
     fn http(&mut self) -> WasiHttpCtxView<'_> {
         WasiHttpCtxView {
-            ctx: &mut self.http,
-            table: &mut self.table,
-            hooks: &mut self.egress,
+            ctx: &mut self.wasi.http,
+            table: &mut self.wasi.table,
+            hooks: &mut self.wasi.egress,
         }
     }
 }
@@ -182,11 +204,12 @@ impl ResourceLimiter for CallState {
         _maximum: Option<usize>,
     ) -> wasmtime::Result<bool> {
         let delta = desired.saturating_sub(current);
-        if !self.memory.take(delta) {
-            self.memory_refused = true;
+        let bounds = &mut self.bounds;
+        if !bounds.memory.take(delta) {
+            bounds.memory_refused = true;
             return Ok(false);
         }
-        self.memory_mine += delta;
+        bounds.memory_mine += delta;
         Ok(true)
     }
 
@@ -232,110 +255,3 @@ fn far_future() -> Instant {
 
 /// Table elements a guest may grow to; tables hold function references.
 const MAX_TABLE_ELEMENTS: usize = 100_000;
-
-/// Linear memory a call may commit, across its own instance and the
-/// workers it fans out to, and the workers' results the host holds for it.
-#[derive(Debug)]
-pub(crate) struct MemoryBudget {
-    used: AtomicUsize,
-    cap: usize,
-}
-
-impl MemoryBudget {
-    pub(super) fn new(cap: usize) -> Self {
-        MemoryBudget {
-            used: AtomicUsize::new(0),
-            cap,
-        }
-    }
-
-    /// Commit `bytes` more, unless that would pass the cap.
-    pub(super) fn take(&self, bytes: usize) -> bool {
-        self.used
-            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |used| {
-                used.checked_add(bytes).filter(|total| *total <= self.cap)
-            })
-            .is_ok()
-    }
-
-    /// Give back `bytes`: a finished worker's instance's memory, or the
-    /// results a fan-out held until the caller took them.
-    pub(super) fn release(&self, bytes: usize) {
-        self.used.fetch_sub(bytes, Ordering::AcqRel);
-    }
-}
-
-impl CallState {
-    /// Keep `line` if the log caps allow it, else count it as dropped.
-    pub(super) fn push_log(&mut self, line: LogLine) {
-        let full = self.logs.len() >= self.limits.log_lines
-            || self.log_bytes + line.message.len() > self.limits.log_bytes;
-        if full {
-            self.logs_dropped += 1;
-            return;
-        }
-        self.log_bytes += line.message.len();
-        self.logs.push(line);
-    }
-
-    /// Keep `event` if the progress cap allows it.
-    pub(super) fn push_progress(&mut self, event: ProgressEvent) {
-        if self.progress.len() < self.limits.progress_events {
-            self.progress.push(event);
-        }
-    }
-}
-
-impl host::Host for CallState {
-    fn log(&mut self, level: host::LogLevel, message: String) {
-        let level = match level {
-            host::LogLevel::Trace => LogLevel::Trace,
-            host::LogLevel::Debug => LogLevel::Debug,
-            host::LogLevel::Info => LogLevel::Info,
-            host::LogLevel::Warn => LogLevel::Warn,
-            host::LogLevel::Error => LogLevel::Error,
-        };
-        self.push_log(LogLine { level, message });
-    }
-
-    fn progress(&mut self, message: String, fraction: Option<f32>) {
-        if self.progress.len() >= self.limits.progress_events {
-            return;
-        }
-        let fraction = fraction
-            .filter(|f| f.is_finite())
-            .map(|f| f.clamp(0.0, 1.0));
-        let mut message = message;
-        message.truncate(floor_char_boundary(&message, 200));
-        let event = ProgressEvent { message, fraction };
-        if let Some(sink) = &self.progress_sink {
-            sink(&event);
-        }
-        self.progress.push(event);
-    }
-
-    fn is_cancelled(&mut self) -> bool {
-        self.cancel.is_cancelled()
-    }
-
-    fn parallelism(&mut self) -> u32 {
-        if self.workers.is_some() {
-            fan_out::workers_at_once(&self.limits)
-        } else {
-            1
-        }
-    }
-
-    fn is_worker(&mut self) -> bool {
-        self.is_worker
-    }
-
-    fn fan_out(
-        &mut self,
-        tasks: Vec<String>,
-    ) -> Result<Vec<Result<types::ToolOutput, types::ToolError>>, host::FanOutError> {
-        fan_out::fan_out(self, tasks)
-    }
-}
-
-impl super::bindings::types::Host for CallState {}

@@ -14,6 +14,7 @@ use warden::policy::Policy;
 use warden::protocol::ErrorKind;
 
 use super::*;
+use warden::policy::grant_from_policy;
 
 /// A workspace sandbox plus, in a second temp dir, a read-write and a
 /// read-only directory to grant, and canaries beside them that are never
@@ -74,7 +75,7 @@ impl Extras {
     fn grant(&self, readable: bool) -> Grant {
         let caps = &hostile().meta.manifest.capabilities;
         let spec = self.policy(readable).grant_for("hostile", "write_path");
-        Grant::from_policy(caps, &self.sb.ws(), &spec).0
+        grant_from_policy(caps, &self.sb.ws(), &spec).0
     }
 
     /// A built-in tool through the whole pipeline under [`Self::policy`].
@@ -382,7 +383,7 @@ fn extra_dirs_come_only_with_the_workspace_and_the_declared_need() {
     );
     let policy = Policy::parse(&text, "p.toml").unwrap();
     let caps = &hostile().meta.manifest.capabilities;
-    let (grant, _) = Grant::from_policy(caps, &x.sb.ws(), &policy.grant_for("hostile", "x"));
+    let (grant, _) = grant_from_policy(caps, &x.sb.ws(), &policy.grant_for("hostile", "x"));
     assert_eq!(grant, Grant::none());
     // A tool annotated read-only gets every directory read-only.
     let r = x.call("read_file", json!({"path": x.at("rw/notes.txt")}));
@@ -400,7 +401,7 @@ fn extra_dirs_come_only_with_the_workspace_and_the_declared_need() {
          extra_dirs = [{{ path = '{missing}', access = 'read-only' }}]\n"
     );
     let policy = Policy::parse(&text, "p.toml").unwrap();
-    let (grant, cuts) = Grant::from_policy(caps, &x.sb.ws(), &policy.grant_for("hostile", "x"));
+    let (grant, cuts) = grant_from_policy(caps, &x.sb.ws(), &policy.grant_for("hostile", "x"));
     assert!(grant.extra_dirs.is_empty());
     assert_eq!(cuts.len(), 1);
     assert_eq!(
@@ -444,7 +445,7 @@ fn an_extra_dir_named_through_a_symlink_is_known_by_that_name() {
         "the real path leaked: {found}"
     );
     let caps = &hostile().meta.manifest.capabilities;
-    let grant = Grant::from_policy(caps, &x.sb.ws(), &policy.grant_for("hostile", "x")).0;
+    let grant = grant_from_policy(caps, &x.sb.ws(), &policy.grant_for("hostile", "x")).0;
     assert_eq!(grant.extra_dirs[0].host_dir, x.root().join("rw"));
     let r = raw(
         "write_path",

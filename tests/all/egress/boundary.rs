@@ -6,6 +6,7 @@ use warden::capability::egress::DenialReason;
 
 use super::server::{Loopback, ok_with, respond};
 use super::*;
+use warden::policy::grant_from_policy;
 
 fn allow_port(port: u16) -> Policy {
     net_policy(&format!("\"http://127.0.0.1:{port}\""))
@@ -130,7 +131,7 @@ fn the_plugin_must_declare_what_it_reaches() {
     // for another scheme gives it nothing, and the cut says so.
     let p = policy("name = \"t\"\nmode = \"auto\"\n[grants.plugin.netprobe]\nnetwork = []\n");
     let sb = Sandbox::new();
-    let (grant, cuts) = Grant::from_policy(
+    let (grant, cuts) = grant_from_policy(
         &netprobe().meta.manifest.capabilities,
         &sb.ws(),
         &p.grant_for("netprobe", "http_raw"),

@@ -22,6 +22,7 @@ use warden::protocol::ToolOutcome;
 use warden::runtime::{CallReport, CallRequest};
 
 use crate::support::*;
+use warden::policy::grant_from_policy;
 
 /// A policy parsed from `text`.
 pub fn policy(text: &str) -> Policy {
@@ -39,7 +40,7 @@ pub fn net_policy(rules: &str) -> Policy {
 /// The grant netprobe's `tool` gets under `policy` with workspace `ws`.
 pub fn grant_under(policy: &Policy, ws: &Path, tool: &str) -> Grant {
     let spec = policy.grant_for("netprobe", tool);
-    Grant::from_policy(&netprobe().meta.manifest.capabilities, ws, &spec).0
+    grant_from_policy(&netprobe().meta.manifest.capabilities, ws, &spec).0
 }
 
 /// Limits with a short deadline, so no test can hang.

@@ -34,6 +34,7 @@
 
 mod address;
 mod body;
+mod call;
 mod check;
 mod connect;
 mod credential;
@@ -47,13 +48,14 @@ mod send;
 mod stream_error;
 
 pub use address::{AddressClass, Host, HostError, canonical_ip, classify, parse_host};
+pub use call::{EgressCall, EgressLimits, error_code};
 pub use check::{Allowed, CompiledGrant, Destination, check_request, vet_addresses};
 pub use connect::{EgressEnv, TrustError};
 pub use credential::{
     CredentialHandle, CredentialSource, LoadedCredential, MIN_SECRET_BYTES, Redactor, Secret,
 };
 pub use grant::NetworkGrant;
-pub use hooks::{EgressCall, EgressHooks, EgressLimits, error_code};
+pub use hooks::EgressHooks;
 pub use pattern::{HostPattern, NetPattern, PatternError, PortPattern, Scheme};
 pub use record::{DenialReason, MAX_NETWORK_RECORDS, NetworkDenial, NetworkRecords, NetworkUse};
 pub use resolve::{Resolver, SystemResolver};

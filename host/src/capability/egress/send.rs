@@ -22,10 +22,10 @@ use wasmtime_wasi_http::{Error as HttpError, RequestOptions, WasiBody};
 
 use super::address::Host;
 use super::body::{RequestBody, ResponseBody, StreamRedactor};
+use super::call::EgressCall;
 use super::check::{check_request, vet_addresses};
 use super::connect::connect;
 use super::credential::Redactor;
-use super::hooks::EgressCall;
 use super::pattern::Scheme;
 use super::record::{Counters, DenialReason, NetworkUse, UseId};
 use crate::base::CancelToken;

@@ -6,7 +6,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::capability::egress::NetPattern;
+use super::egress::NetPattern;
 
 /// Name of the custom section holding the manifest (TOML text).
 pub const MANIFEST_SECTION: &str = "warden:manifest";
@@ -110,7 +110,7 @@ impl Manifest {
 }
 
 /// `^[a-z0-9][a-z0-9_-]{0,63}$`: safe as a directory name.
-pub(crate) fn valid_plugin_name(name: &str) -> bool {
+pub fn valid_plugin_name(name: &str) -> bool {
     let b = name.as_bytes();
     (1..=64).contains(&b.len())
         && (b[0].is_ascii_lowercase() || b[0].is_ascii_digit())

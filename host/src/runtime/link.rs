@@ -11,12 +11,12 @@ use wasmtime_wasi::p2::{DynInputStream, DynOutputStream, DynPollable};
 use wasmtime_wasi::random::{WasiRandom, WasiRandomView};
 use wasmtime_wasi_http::{WasiHttp, WasiHttpView};
 
-use super::clock::{DeadlineClock, HasDeadlineClock};
-use super::deadline_io::HasDeadlineIo;
-use super::guarded_fs::HasGuardedFs;
-use crate::plugin::{ImportClass, classify_import};
-use crate::runtime::CallState;
-use crate::runtime::bindings::ToolPlugin;
+use super::CallState;
+use super::bindings::ToolPlugin;
+use crate::capability::{
+    DeadlineClock, Grant, HasDeadlineClock, HasDeadlineIo, HasGuardedFs, ImportClass,
+    classify_import,
+};
 
 /// Which optional interface families a linker provides. Baseline interfaces
 /// (clocks, random, captured stdio, empty environment, `wasi:io`) and the
@@ -27,6 +27,16 @@ pub struct LinkProfile {
     pub filesystem: bool,
     /// `wasi:http/types` and `wasi:http/outgoing-handler`, behind egress.
     pub http: bool,
+}
+
+impl LinkProfile {
+    /// The interfaces `grant` links.
+    pub fn for_grant(grant: &Grant) -> LinkProfile {
+        LinkProfile {
+            filesystem: grant.filesystem.is_some() || !grant.extra_dirs.is_empty(),
+            http: grant.network.is_some(),
+        }
+    }
 }
 
 struct HasIo;
