@@ -28,6 +28,7 @@ const FIXTURES: &[&str] = &[
     "netprobe",
     "echo_next",
     "legacy",
+    "legacy_fan",
 ];
 
 type Result<T> = std::result::Result<T, Box<dyn std::error::Error>>;

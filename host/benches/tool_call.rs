@@ -25,7 +25,7 @@ use warden::home::Home;
 use warden::plugin::Catalog;
 use warden::protocol::ToolOutcome;
 use warden::runtime::CallRequest;
-use warden::runtime::{LinkProfile, linker_for};
+use warden::runtime::{LinkProfile, WitVersion, linker_for};
 
 fn bench(c: &mut Criterion) {
     let home = tempfile::tempdir().unwrap();
@@ -94,9 +94,11 @@ fn bench(c: &mut Criterion) {
             let linker = linker_for(
                 engine,
                 &component,
+                WitVersion::V0_1,
                 LinkProfile {
                     filesystem: false,
                     http: false,
+                    process: false,
                 },
             )
             .unwrap();

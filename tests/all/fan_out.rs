@@ -123,7 +123,7 @@ fn workers_count_against_the_calls_memory_limit() {
     // Not while the calling instance holds 40: the limit is one budget for
     // the call, not one per instance.
     let v = call(40, 30);
-    assert_eq!(v["results"][0]["error"], "Internal", "{v}");
+    assert_eq!(v["results"][0]["error"], "LimitExceeded", "{v}");
     assert!(
         v["results"][0]["message"]
             .as_str()
@@ -313,6 +313,32 @@ fn a_plugin_built_against_0_1_0_still_runs() {
 fn load_legacy() -> std::sync::Arc<warden::runtime::LoadedPlugin> {
     let wasm = std::fs::read(warden::test_plugins::LEGACY).unwrap();
     catalog().runtime().load(&wasm, None).unwrap()
+}
+
+#[test]
+fn a_plugin_built_against_0_1_1_still_fans_out_in_its_own_types() {
+    let wasm = std::fs::read(warden::test_plugins::LEGACY_FAN).unwrap();
+    let plugin = catalog().runtime().load(&wasm, None).unwrap();
+    assert_eq!(plugin.meta.wit_version, "0.1.1");
+    let r = call_plugin(
+        &plugin,
+        "legacy_fan",
+        json!({"text": "a fail b"}),
+        &Grant::none(),
+        &Limits::default(),
+    );
+    let ToolOutcome::Success(out) = &r.outcome else {
+        panic!("{:?}", r.outcome);
+    };
+    let parts: Vec<&str> = out.text.split(' ').collect();
+    assert_eq!(parts[0], "A");
+    assert!(
+        parts[1].contains("NotFound") && out.text.contains("worker failed"),
+        "the worker's 0.1.1 error comes back with its kind: {}",
+        out.text
+    );
+    assert_eq!(parts.last(), Some(&"B"));
+    assert_eq!(r.workers, 3);
 }
 
 #[test]

@@ -57,7 +57,7 @@ fn install_call_list_inspect_remove() {
     let wasm = std::fs::read(echo_path()).unwrap();
     assert_eq!(v["sha256"], warden::base::sha256_hex(&wasm));
     assert_eq!(v["size"], wasm.len());
-    assert_eq!(v["wit_version"], "0.1.1");
+    assert_eq!(v["wit_version"], "0.2.0");
     assert_eq!(v["manifest"]["capabilities"]["filesystem"], "none");
     let imports: Vec<_> = v["imports"]
         .as_array()
@@ -65,7 +65,7 @@ fn install_call_list_inspect_remove() {
         .iter()
         .map(|i| i["name"].as_str().unwrap())
         .collect();
-    assert!(imports.contains(&"warden:tool/types@0.1.1"), "{imports:?}");
+    assert!(imports.contains(&"warden:tool/types@0.2.0"), "{imports:?}");
     assert!(
         !imports.iter().any(|i| i.starts_with("wasi:filesystem")),
         "{imports:?}"
@@ -168,7 +168,7 @@ fn an_unsupported_wit_version_is_refused_clearly() {
     let wasm = std::fs::read(warden::test_plugins::FUTURE).unwrap();
     let err = catalog().runtime().load(&wasm, None).unwrap_err();
     assert!(
-        matches!(&err, LoadError::UnsupportedWit { found } if found == "0.2.0"),
+        matches!(&err, LoadError::UnsupportedWit { found } if found == "0.3.0"),
         "{err:?}"
     );
     insta::assert_snapshot!("unsupported_wit_error", err.to_string());

@@ -14,4 +14,4 @@ pub use cancel::{CANCEL_GRACE, CancelToken, Interrupt, Interrupted};
 pub use guest_report::{LogLevel, LogLine, ProgressEvent, ProgressSink};
 pub use hash::sha256_hex;
 pub use limits::{LIMIT_KEYS, Limits, MAX_MEMORY_BYTES, MAX_WORKERS};
-pub use text::floor_char_boundary;
+pub use text::{cut_to, floor_char_boundary, keep_at_most};

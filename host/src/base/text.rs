@@ -1,4 +1,6 @@
-//! Text the host keeps or shows: cutting it on character boundaries.
+//! Text the host keeps from a guest: cut on character boundaries, and
+//! copied when cut, so a kept string never holds on to the allocation of a
+//! larger one.
 
 /// The largest index `<= max` that is a char boundary of `s`.
 pub fn floor_char_boundary(s: &str, max: usize) -> usize {
@@ -10,4 +12,54 @@ pub fn floor_char_boundary(s: &str, max: usize) -> usize {
         i -= 1;
     }
     i
+}
+
+/// `s` cut to at most `max` bytes, in a string that allocates only what it
+/// holds.
+pub fn cut_to(s: &str, max: usize) -> String {
+    s[..floor_char_boundary(s, max)].to_owned()
+}
+
+/// `s` as the host keeps it: whole if it fits in `max` bytes, else its first
+/// `max` bytes and a marker saying how many were cut. The result never
+/// holds more than `max` bytes plus the marker, whatever `s` allocated.
+pub fn keep_at_most(s: String, max: usize) -> String {
+    if s.len() <= max {
+        if s.capacity() > s.len() {
+            let mut s = s;
+            s.shrink_to_fit();
+            return s;
+        }
+        return s;
+    }
+    let cut = s.len() - floor_char_boundary(&s, max);
+    let mut kept = String::with_capacity(max + 40);
+    kept.push_str(&s[..s.len() - cut]);
+    kept.push_str(&format!(" […{cut} bytes cut]"));
+    kept
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_cut_string_keeps_only_what_it_holds() {
+        let mut big = String::with_capacity(1 << 20);
+        big.push_str(&"é".repeat(300));
+        let kept = keep_at_most(big, 101);
+        assert!(kept.starts_with(&"é".repeat(50)));
+        assert!(kept.ends_with(" […500 bytes cut]"), "{kept}");
+        assert!(kept.capacity() < 200, "{}", kept.capacity());
+
+        let mut small = String::with_capacity(1 << 20);
+        small.push_str("short");
+        let kept = keep_at_most(small, 100);
+        assert_eq!(kept, "short");
+        assert!(kept.capacity() < 100);
+
+        let cut = cut_to("ab€cd", 4);
+        assert_eq!(cut, "ab");
+        assert_eq!(cut_to("abc", 10), "abc");
+    }
 }

@@ -8,6 +8,8 @@ use serde::Serialize;
 pub enum ImportClass {
     /// The Warden host interface (log, progress, is-cancelled).
     Host,
+    /// Commands run in the host's process sandbox.
+    Process,
     /// Files in the directories a grant preopens.
     Filesystem,
     /// HTTP requests through the host's egress layer.
@@ -27,6 +29,7 @@ impl ImportClass {
     pub fn describe(self) -> &'static str {
         match self {
             ImportClass::Host => "warden host interface: log, progress, cancellation, fan-out",
+            ImportClass::Process => "can run commands (in the host's process sandbox)",
             ImportClass::Filesystem => "can touch the directories it is granted",
             ImportClass::Http => "can send HTTP requests (through host egress checks)",
             ImportClass::Sockets => "raw network sockets: never linked, calls trap",
@@ -42,6 +45,7 @@ pub fn classify_import(name: &str) -> ImportClass {
     let iface = name.split('@').next().unwrap_or(name);
     match iface {
         "warden:tool/host" | "warden:tool/types" => ImportClass::Host,
+        "warden:tool/process" => ImportClass::Process,
         "wasi:filesystem/types" | "wasi:filesystem/preopens" => ImportClass::Filesystem,
         "wasi:cli/environment" => ImportClass::Environment,
         i if i.starts_with("wasi:http/") => ImportClass::Http,
@@ -84,6 +88,10 @@ mod tests {
             ImportClass::Environment
         );
         assert_eq!(classify_import("warden:tool/host@0.1.0"), ImportClass::Host);
+        assert_eq!(
+            classify_import("warden:tool/process@0.2.0"),
+            ImportClass::Process
+        );
         assert_eq!(classify_import("evil:thing/x"), ImportClass::Unknown);
     }
 }

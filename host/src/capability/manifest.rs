@@ -37,6 +37,10 @@ pub struct DeclaredCapabilities {
     /// these *and* a policy rule.
     #[serde(default)]
     pub network: Vec<NetPattern>,
+    /// Commands run in the host's process sandbox (`warden:tool/process`).
+    /// A call gets them only if a policy grants processes too.
+    #[serde(default)]
+    pub processes: bool,
 }
 
 /// Filesystem access a plugin declares.

@@ -23,6 +23,8 @@ pub struct Reach {
     pub filesystem: bool,
     /// `wasi:http`: HTTP requests through the host's egress checks.
     pub http: bool,
+    /// `warden:tool/process`: commands in the host's process sandbox.
+    pub process: bool,
     /// `wasi:sockets`: raw network, never linked by Warden.
     pub sockets: bool,
     /// `wasi:cli/environment`: always empty in Warden.
@@ -41,6 +43,7 @@ impl Reach {
                 ImportClass::Host => {}
                 ImportClass::Filesystem => r.filesystem = true,
                 ImportClass::Http => r.http = true,
+                ImportClass::Process => r.process = true,
                 ImportClass::Sockets => r.sockets = true,
                 ImportClass::Environment => r.environment = true,
                 ImportClass::Baseline => {

@@ -8,6 +8,7 @@ fn declared(fs: FsNeed, network: &[&str]) -> DeclaredCapabilities {
     DeclaredCapabilities {
         filesystem: fs,
         network: network.iter().map(|s| s.parse().unwrap()).collect(),
+        processes: false,
     }
 }
 

@@ -100,8 +100,9 @@ impl ToolError {
     }
 }
 
-/// Why a call failed. The first six kinds are reported by plugins through
-/// WIT; the rest are decided by the host.
+/// Why a call failed. Plugins report the first seven kinds and
+/// `limit-exceeded` through WIT (0.1 plugins the first six); the host
+/// decides the rest.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum ErrorKind {
@@ -117,6 +118,9 @@ pub enum ErrorKind {
     Timeout,
     /// A bug in the plugin, as the plugin reports it.
     Internal,
+    /// The operation is not supported here (for example a special file);
+    /// reported by 0.2 plugins.
+    Unsupported,
     /// The plugin tried to grow its memory past the call's cap.
     MemoryLimit,
     /// The plugin hit another per-call limit: host-call fuel, open handles
@@ -140,6 +144,7 @@ impl ErrorKind {
             ErrorKind::Io => "io",
             ErrorKind::Timeout => "timeout",
             ErrorKind::Internal => "internal",
+            ErrorKind::Unsupported => "unsupported",
             ErrorKind::MemoryLimit => "memory-limit",
             ErrorKind::LimitExceeded => "limit-exceeded",
             ErrorKind::Crashed => "crashed",

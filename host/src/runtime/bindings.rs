@@ -1,13 +1,26 @@
-//! Host bindings for `warden:tool@0.1.1`, generated from `wit/0.1.1`.
+//! Host bindings for each minor version of `warden:tool`, generated from
+//! `wit/`. The host dispatches on the version a component exports
+//! ([`super::guest::GuestPre`]).
 //!
 //! 0.1.1 only adds to 0.1.0, and wasmtime matches `0.1.x` names as
-//! semver-compatible, so these bindings run 0.1.0 components as well.
+//! semver-compatible, so [`v0_1`] runs 0.1.0 components as well.
 
-wasmtime::component::bindgen!({
-    path: "../wit/0.1.1",
-    world: "tool-plugin",
-});
+/// `warden:tool@0.1.1`, for every 0.1.x component.
+pub mod v0_1 {
+    wasmtime::component::bindgen!({
+        path: "../wit/0.1.1",
+        world: "tool-plugin",
+    });
 
-pub use self::exports::warden::tool::plugin as guest;
-pub use self::warden::tool::host;
-pub use self::warden::tool::types;
+    pub use self::warden::tool::{host, types};
+}
+
+/// `warden:tool@0.2.0`.
+pub mod v0_2 {
+    wasmtime::component::bindgen!({
+        path: "../wit/0.2.0",
+        world: "tool-plugin",
+    });
+
+    pub use self::warden::tool::{host, process, types};
+}

@@ -5,9 +5,9 @@ use std::time::Instant;
 
 use wasmtime::Store;
 
-use super::bindings::types;
 use super::component::LoadedPlugin;
 use super::egress_report::{redact_report, with_denials};
+use super::guest::{GuestContext, GuestOutput};
 use super::instance::{Ended, cap_text, hidden_paths, host_error, new_store, run_instance};
 use super::link::LinkProfile;
 use super::report::CallReport;
@@ -154,8 +154,8 @@ impl LoadedPlugin {
 }
 
 /// The context a call's guest receives.
-fn call_context(req: &CallRequest<'_>, limits: &Limits) -> types::CallContext {
-    types::CallContext {
+fn call_context(req: &CallRequest<'_>, limits: &Limits) -> GuestContext {
+    GuestContext {
         call_id: req.call_id.clone(),
         workspace: req
             .grant
@@ -171,23 +171,35 @@ fn call_context(req: &CallRequest<'_>, limits: &Limits) -> types::CallContext {
     }
 }
 
-fn success(out: types::ToolOutput, limits: &Limits) -> ToolOutcome {
-    let structured = match out
-        .structured
-        .as_deref()
-        .map(serde_json::from_str::<serde_json::Value>)
-    {
-        None => None,
-        Some(Ok(v)) => Some(v),
-        Some(Err(e)) => {
-            return ToolOutcome::Error(ToolError::new(
-                ErrorKind::Internal,
-                format!("the plugin returned structured output that is not JSON: {e}"),
-            ));
-        }
-    };
+/// The most structured output (JSON text) the host parses and keeps for a
+/// call. The model reads the text; the structured part is for programs.
+pub const MAX_STRUCTURED_BYTES: usize = 4 << 20;
+
+fn success(out: GuestOutput, limits: &Limits) -> ToolOutcome {
     let mut text = out.text;
-    let truncated = cap_text(&mut text, limits);
+    let mut truncated = cap_text(&mut text, limits);
+    let structured = match out.structured {
+        None => None,
+        // Never parsed, never kept: parsing could multiply it in memory.
+        Some(s) if s.len() > MAX_STRUCTURED_BYTES => {
+            text.push_str(&format!(
+                "\n[structured output dropped by the host: {} bytes exceeded the \
+                 {MAX_STRUCTURED_BYTES}-byte cap]",
+                s.len()
+            ));
+            truncated = true;
+            None
+        }
+        Some(s) => match serde_json::from_str::<serde_json::Value>(&s) {
+            Ok(v) => Some(v),
+            Err(e) => {
+                return ToolOutcome::Error(ToolError::new(
+                    ErrorKind::Internal,
+                    format!("the plugin returned structured output that is not JSON: {e}"),
+                ));
+            }
+        },
+    };
     ToolOutcome::Success(ToolOutput {
         text,
         structured,

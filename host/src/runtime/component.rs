@@ -8,14 +8,14 @@ use wasmtime::Engine;
 use wasmtime::component::Component;
 use wasmtime::component::types::ComponentItem;
 
-use super::bindings::ToolPluginPre;
+use super::guest::{GuestPre, GuestSpec, WitVersion};
+use super::link::{LinkProfile, linker_for};
 use super::state::CallState;
 use crate::capability::{Manifest, ManifestError};
 use crate::protocol::{ToolName, ToolSpec};
-use crate::runtime::{LinkProfile, linker_for};
 
 /// The WIT package versions this host can run.
-pub const SUPPORTED_WIT: &[&str] = &["0.1.0", "0.1.1"];
+pub const SUPPORTED_WIT: &[&str] = &["0.1.0", "0.1.1", "0.2.0"];
 
 /// The interface every plugin must export, without its version.
 pub const PLUGIN_EXPORT: &str = "warden:tool/plugin";
@@ -61,7 +61,9 @@ pub struct LoadedPlugin {
     pub sha256: String,
     /// The component imports `fan-out`, so its calls get workers set up.
     pub(crate) fans_out: bool,
-    pres: Mutex<HashMap<LinkProfile, ToolPluginPre<CallState>>>,
+    /// The `warden:tool` version whose bindings run it.
+    pub(crate) version: WitVersion,
+    pres: Mutex<HashMap<LinkProfile, GuestPre<CallState>>>,
     validators: Mutex<HashMap<String, Arc<jsonschema::Validator>>>,
 }
 
@@ -83,6 +85,8 @@ impl LoadedPlugin {
     ) -> Self {
         LoadedPlugin {
             fans_out: imports_fan_out(&engine, &component),
+            // `interface_facts` refused every version without bindings.
+            version: WitVersion::of(&meta.wit_version).unwrap_or(WitVersion::V0_1),
             engine,
             component,
             meta,
@@ -111,17 +115,18 @@ impl LoadedPlugin {
     pub(crate) fn instance_pre(
         &self,
         profile: LinkProfile,
-    ) -> Result<ToolPluginPre<CallState>, LoadError> {
+    ) -> Result<GuestPre<CallState>, LoadError> {
         let mut pres = self.pres.lock().unwrap_or_else(PoisonError::into_inner);
         if let Some(pre) = pres.get(&profile) {
             return Ok(pre.clone());
         }
-        let linker = linker_for(&self.engine, &self.component, profile)
+        let linker = linker_for(&self.engine, &self.component, self.version, profile)
             .map_err(|e| LoadError::World(format!("{e:#}")))?;
         let pre = linker
             .instantiate_pre(&self.component)
             .map_err(|e| LoadError::World(format!("{e:#}")))?;
-        let pre = ToolPluginPre::new(pre).map_err(|e| LoadError::World(format!("{e:#}")))?;
+        let pre =
+            GuestPre::new(self.version, pre).map_err(|e| LoadError::World(format!("{e:#}")))?;
         pres.insert(profile, pre.clone());
         Ok(pre)
     }
@@ -180,7 +185,7 @@ pub(crate) fn interface_facts(
         .strip_prefix('@')
         .unwrap_or("unversioned")
         .to_string();
-    if !SUPPORTED_WIT.contains(&version.as_str()) {
+    if !SUPPORTED_WIT.contains(&version.as_str()) || WitVersion::of(&version).is_none() {
         return Err(LoadError::UnsupportedWit { found: version });
     }
     for import in &imports {
@@ -237,23 +242,67 @@ pub(crate) fn check_tools(tools: &[ToolSpec]) -> Result<(), LoadError> {
     Ok(())
 }
 
-/// Turn a guest tool spec into a host one.
-pub(crate) fn spec_from_guest(
-    spec: super::bindings::types::ToolSpec,
-) -> Result<ToolSpec, LoadError> {
+/// The most tools one plugin may list.
+pub const MAX_TOOLS: usize = 256;
+/// The longest tool description the host keeps, in bytes.
+pub const MAX_DESCRIPTION_BYTES: usize = 16 << 10;
+/// The longest input schema the host keeps, in bytes of JSON text.
+pub const MAX_SCHEMA_BYTES: usize = 256 << 10;
+
+/// Turn a guest tool spec into a host one, refusing one larger than the
+/// host keeps.
+pub(crate) fn spec_from_guest(spec: GuestSpec) -> Result<ToolSpec, LoadError> {
+    if spec.description.len() > MAX_DESCRIPTION_BYTES || spec.input_schema.len() > MAX_SCHEMA_BYTES
+    {
+        return Err(LoadError::Tools(format!(
+            "a tool's description ({} bytes) or input schema ({} bytes) is longer than the host \
+             keeps ({MAX_DESCRIPTION_BYTES} and {MAX_SCHEMA_BYTES} bytes)",
+            spec.description.len(),
+            spec.input_schema.len()
+        )));
+    }
+    let mut description = spec.description;
+    description.shrink_to_fit();
+    let spec = GuestSpec {
+        description,
+        ..spec
+    };
     let name = ToolName::new(spec.name).map_err(|e| LoadError::Tools(e.to_string()))?;
     let input_schema: serde_json::Value = serde_json::from_str(&spec.input_schema)
         .map_err(|e| LoadError::Tools(format!("tool {name}: the input schema is not JSON: {e}")))?;
-    let a = spec.annotations;
     Ok(ToolSpec {
         name,
         description: spec.description,
         input_schema,
-        annotations: crate::protocol::Annotations {
-            read_only: a.read_only,
-            destructive: a.destructive,
-            idempotent: a.idempotent,
-            open_world: a.open_world,
-        },
+        annotations: spec.annotations,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::protocol::Annotations;
+
+    fn spec(description: String, input_schema: String) -> GuestSpec {
+        GuestSpec {
+            name: "t".into(),
+            description,
+            input_schema,
+            annotations: Annotations::default(),
+        }
+    }
+
+    #[test]
+    fn a_tool_spec_longer_than_the_host_keeps_is_refused() {
+        let schema = r#"{"type":"object"}"#.to_string();
+        assert!(spec_from_guest(spec("fine".into(), schema.clone())).is_ok());
+        let long = "d".repeat(MAX_DESCRIPTION_BYTES + 1);
+        let err = spec_from_guest(spec(long, schema)).unwrap_err().to_string();
+        assert!(err.contains("longer than the host keeps"), "{err}");
+        let huge_schema = format!(
+            r#"{{"type":"object","description":"{}"}}"#,
+            "s".repeat(MAX_SCHEMA_BYTES)
+        );
+        assert!(spec_from_guest(spec("d".into(), huge_schema)).is_err());
+    }
 }

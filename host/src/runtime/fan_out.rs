@@ -23,8 +23,8 @@ use std::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
 use std::sync::{Arc, OnceLock};
 use std::time::Instant;
 
-use super::bindings::{host, types};
 use super::engine::WORKER_INSTANCES;
+use super::guest::{GuestContext, GuestOutput, GuestReturn};
 use super::instance::{Ended, cap_text, hidden_paths, new_store, run_instance};
 use super::memory::MemoryBudget;
 use super::state::{CallState, Workers};
@@ -54,12 +54,20 @@ pub(super) fn workers_at_once(limits: &Limits) -> u32 {
     parallelism().min(limits.workers).max(1)
 }
 
-/// One guest result, as `fan-out` returns it.
-type GuestResult = Result<types::ToolOutput, types::ToolError>;
+/// Why `fan-out` ran no workers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum FanOutRefusal {
+    /// The caller is itself a worker.
+    Nested,
+    /// More than [`MAX_TASKS`] tasks.
+    TooManyTasks,
+    /// The call runs no workers, or none are free now.
+    Unavailable,
+}
 
 /// What one worker left behind for its parent.
 struct Done {
-    result: GuestResult,
+    result: GuestReturn,
     /// Bytes of `result` charged to the call's memory budget until the
     /// caller receives it.
     held: usize,
@@ -73,7 +81,7 @@ impl Done {
     /// A worker that could not run at all.
     fn failed(e: ToolError) -> Done {
         Done {
-            result: Err(guest_error(e)),
+            result: GuestReturn::Failed(e),
             held: 0,
             logs: Vec::new(),
             logs_dropped: 0,
@@ -100,22 +108,22 @@ struct Shared<'a> {
 pub(super) fn fan_out(
     state: &mut CallState,
     tasks: Vec<String>,
-) -> Result<Vec<GuestResult>, host::FanOutError> {
+) -> Result<Vec<GuestReturn>, FanOutRefusal> {
     if state.fan.is_worker {
-        return Err(host::FanOutError::Nested);
+        return Err(FanOutRefusal::Nested);
     }
     if tasks.len() > MAX_TASKS {
-        return Err(host::FanOutError::TooManyTasks);
+        return Err(FanOutRefusal::TooManyTasks);
     }
     let Some(workers) = state.fan.workers.take() else {
-        return Err(host::FanOutError::Unavailable);
+        return Err(FanOutRefusal::Unavailable);
     };
     let want =
         workers_at_once(&state.bounds.limits).min(u32::try_from(tasks.len()).unwrap_or(u32::MAX));
     let slots = Slots::take(want.max(1));
     if slots.0 == 0 {
         state.fan.workers = Some(workers);
-        return Err(host::FanOutError::Unavailable);
+        return Err(FanOutRefusal::Unavailable);
     }
     let done = {
         let shared = Shared {
@@ -258,7 +266,7 @@ fn run_one(shared: &Shared<'_>, index: usize, task: &str) -> Done {
         state.set_egress(egress.clone());
     }
     let left = shared.deadline.saturating_duration_since(Instant::now());
-    let context = types::CallContext {
+    let context = GuestContext {
         call_id: format!("{}/worker-{index}", workers.context.call_id),
         deadline_ms: u64::try_from(left.as_millis()).unwrap_or(u64::MAX),
         ..workers.context.clone()
@@ -276,16 +284,12 @@ fn run_one(shared: &Shared<'_>, index: usize, task: &str) -> Done {
     state.bounds.memory.release(state.bounds.memory_mine);
     let result = match ended {
         Ended::Returned(out) => worker_output(out, limits),
-        Ended::Failed(e) => Err(guest_error(e)),
-        Ended::Cancelled => Err(guest_error(ToolError::new(
-            ErrorKind::Internal,
-            "the call was cancelled",
-        ))),
-    }
-    .map_err(|e| types::ToolError {
-        message: hide_paths_in(e.message, &shared.hidden),
-        ..e
-    });
+        Ended::Failed(e) => GuestReturn::Failed(ToolError::new(
+            e.kind,
+            hide_paths_in(e.message, &shared.hidden),
+        )),
+        Ended::Cancelled => GuestReturn::Cancelled,
+    };
     let (result, held) = hold(result, &shared.memory, limits);
     Done {
         result,
@@ -300,77 +304,57 @@ fn run_one(shared: &Shared<'_>, index: usize, task: &str) -> Done {
 /// A worker's output as its parent receives it: the text under the call's
 /// output cap (cut with the usual marker), the structured part whole or
 /// refused, since cutting JSON would corrupt it.
-fn worker_output(mut out: types::ToolOutput, limits: &Limits) -> GuestResult {
+fn worker_output(mut out: GuestOutput, limits: &Limits) -> GuestReturn {
     if out
         .structured
         .as_ref()
         .is_some_and(|s| s.len() > limits.output_bytes)
     {
-        return Err(types::ToolError {
-            kind: types::ErrorKind::Internal,
-            message: format!(
+        return GuestReturn::Failed(ToolError::new(
+            ErrorKind::Internal,
+            format!(
                 "the worker's structured output passed the {}-byte output cap",
                 limits.output_bytes
             ),
-        });
+        ));
     }
     if cap_text(&mut out.text, limits) {
         out.text.shrink_to_fit();
     }
-    Ok(out)
+    GuestReturn::Output(out)
 }
 
 /// Charge a worker's output to the call's memory budget while the host
 /// holds it, or refuse it when that would pass the limit: 64 results under
 /// the output cap would otherwise let a call keep far more host memory than
 /// its limit allows.
-fn hold(result: GuestResult, memory: &MemoryBudget, limits: &Limits) -> (GuestResult, usize) {
-    let Ok(out) = result else {
+fn hold(result: GuestReturn, memory: &MemoryBudget, limits: &Limits) -> (GuestReturn, usize) {
+    let GuestReturn::Output(out) = &result else {
         return (result, 0);
     };
-    let bytes = out.text.len() + out.structured.as_ref().map_or(0, String::len);
+    // What the strings allocated, not their length: that is what is held.
+    let bytes = out.text.capacity() + out.structured.as_ref().map_or(0, String::capacity);
     if memory.take(bytes) {
-        return (Ok(out), bytes);
+        return (result, bytes);
     }
-    let refused = types::ToolError {
-        kind: types::ErrorKind::Internal,
-        message: format!(
+    let refused = ToolError::new(
+        ErrorKind::Internal,
+        format!(
             "the worker's output ({bytes} bytes) would pass the call's {} MiB memory limit, \
              with the call's instances and the results already held: return less per task, \
              or raise the call's `memory` limit",
             limits.memory_bytes >> 20
         ),
-    };
-    (Err(refused), 0)
-}
-
-/// A host error as the guest's error type. Kinds the guest's enum lacks
-/// become `internal`; the message says what happened.
-fn guest_error(e: ToolError) -> types::ToolError {
-    let kind = match e.kind {
-        ErrorKind::InvalidInput | ErrorKind::UnknownTool => types::ErrorKind::InvalidInput,
-        ErrorKind::NotFound => types::ErrorKind::NotFound,
-        ErrorKind::PermissionDenied => types::ErrorKind::PermissionDenied,
-        ErrorKind::Io => types::ErrorKind::Io,
-        ErrorKind::Timeout => types::ErrorKind::Timeout,
-        ErrorKind::Internal
-        | ErrorKind::MemoryLimit
-        | ErrorKind::LimitExceeded
-        | ErrorKind::Crashed
-        | ErrorKind::Host => types::ErrorKind::Internal,
-    };
-    types::ToolError {
-        kind,
-        message: e.message,
-    }
+    );
+    (GuestReturn::Failed(refused), 0)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn output(text: &str) -> GuestResult {
-        Ok(types::ToolOutput {
+    fn output(text: &str) -> GuestReturn {
+        GuestReturn::Output(GuestOutput {
             text: text.to_string(),
             structured: Some("{}".to_string()),
         })
@@ -384,25 +368,31 @@ mod tests {
         };
         let memory = MemoryBudget::new(20);
         let (first, held) = hold(output("0123456789"), &memory, &limits);
-        assert!(first.is_ok());
+        assert!(matches!(first, GuestReturn::Output(_)));
         assert_eq!(held, 12, "text and structured output");
         let (second, refused) = hold(output("0123456789"), &memory, &limits);
-        let message = second.err().map(|e| e.message).unwrap_or_default();
+        let GuestReturn::Failed(e) = second else {
+            panic!("a result past the budget is refused");
+        };
+        let message = e.message;
         assert!(
             message.starts_with("the worker's output (12 bytes) would pass"),
             "{message}"
         );
         assert_eq!(refused, 0, "nothing is held for a refused result");
         let (failed, none) = hold(
-            Err(guest_error(ToolError::new(ErrorKind::Io, "x"))),
+            GuestReturn::Failed(ToolError::new(ErrorKind::Io, "x")),
             &memory,
             &limits,
         );
-        assert!(failed.is_err());
+        assert!(matches!(failed, GuestReturn::Failed(_)));
         assert_eq!(none, 0, "an error holds nothing");
         memory.release(held);
         let (again, held) = hold(output("0123456789"), &memory, &limits);
-        assert!(again.is_ok(), "the budget is free again once released");
+        assert!(
+            matches!(again, GuestReturn::Output(_)),
+            "the budget is free again once released"
+        );
         assert_eq!(held, 12);
     }
 

@@ -6,16 +6,16 @@ use std::time::Duration;
 
 use wasmtime::{Store, UpdateDeadline};
 
-use super::bindings::{ToolPluginPre, types};
+use super::guest::{GuestContext, GuestOutput, GuestPre, GuestReturn};
 use super::state::CallState;
-use crate::base::{Interrupt, Interrupted, Limits, floor_char_boundary};
+use crate::base::{Interrupt, Interrupted, Limits, cut_to};
 use crate::capability::Grant;
 use crate::protocol::{ErrorKind, ToolError, ToolOutcome};
 
 /// How a guest's `call` ended, before its output is checked.
 pub(super) enum Ended {
     /// It returned normally; the output is the guest's, unchecked.
-    Returned(types::ToolOutput),
+    Returned(GuestOutput),
     /// It returned an error, trapped or hit a limit.
     Failed(ToolError),
     /// The user cancelled the call while it ran.
@@ -24,26 +24,20 @@ pub(super) enum Ended {
 
 /// Instantiate `pre` in `store` and run `tool` on `input`.
 pub(super) fn run_instance(
-    pre: &ToolPluginPre<CallState>,
+    pre: &GuestPre<CallState>,
     store: &mut Store<CallState>,
     tool: &str,
     input: &str,
-    context: &types::CallContext,
+    context: &GuestContext,
     limits: &Limits,
 ) -> Ended {
-    let instance = match pre.instantiate(&mut *store) {
-        Ok(i) => i,
-        Err(e) => return classify_trap(store, e, limits),
-    };
-    let result = instance
-        .warden_tool_plugin()
-        .call_call(&mut *store, tool, input, context);
-    match result {
+    match pre.call(store, tool, input, context) {
         Err(e) => classify_trap(store, e, limits),
         // A call cancelled while it ran is cancelled, whatever it returned.
         Ok(_) if store.data().bounds.cancel.is_cancelled() => Ended::Cancelled,
-        Ok(Err(e)) => Ended::Failed(ToolError::new(guest_kind(e.kind), e.message)),
-        Ok(Ok(out)) => Ended::Returned(out),
+        Ok(GuestReturn::Cancelled) => Ended::Cancelled,
+        Ok(GuestReturn::Failed(e)) => Ended::Failed(e),
+        Ok(GuestReturn::Output(out)) => Ended::Returned(out),
     }
 }
 
@@ -80,23 +74,14 @@ pub(super) fn cap_text(text: &mut String, limits: &Limits) -> bool {
         return false;
     }
     let total = text.len();
-    text.truncate(floor_char_boundary(text, limits.output_bytes));
-    text.push_str(&format!(
+    // A copy, so the guest's whole allocation is freed now.
+    let mut kept = cut_to(text, limits.output_bytes);
+    kept.push_str(&format!(
         "\n[output truncated by the host: {total} bytes exceeded the {}-byte cap]",
         limits.output_bytes
     ));
+    *text = kept;
     true
-}
-
-fn guest_kind(kind: types::ErrorKind) -> ErrorKind {
-    match kind {
-        types::ErrorKind::InvalidInput => ErrorKind::InvalidInput,
-        types::ErrorKind::NotFound => ErrorKind::NotFound,
-        types::ErrorKind::PermissionDenied => ErrorKind::PermissionDenied,
-        types::ErrorKind::Io => ErrorKind::Io,
-        types::ErrorKind::Timeout => ErrorKind::Timeout,
-        types::ErrorKind::Internal => ErrorKind::Internal,
-    }
 }
 
 /// Map a trap to the outcome that explains it.

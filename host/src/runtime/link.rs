@@ -12,7 +12,8 @@ use wasmtime_wasi::random::{WasiRandom, WasiRandomView};
 use wasmtime_wasi_http::{WasiHttp, WasiHttpView};
 
 use super::CallState;
-use super::bindings::ToolPlugin;
+use super::bindings::{v0_1, v0_2};
+use super::guest::WitVersion;
 use crate::capability::{
     DeadlineClock, Grant, HasDeadlineClock, HasDeadlineIo, HasGuardedFs, ImportClass,
     classify_import,
@@ -27,6 +28,8 @@ pub struct LinkProfile {
     pub filesystem: bool,
     /// `wasi:http/types` and `wasi:http/outgoing-handler`, behind egress.
     pub http: bool,
+    /// `warden:tool/process`, behind the process sandbox (0.2 and later).
+    pub process: bool,
 }
 
 impl LinkProfile {
@@ -35,6 +38,7 @@ impl LinkProfile {
         LinkProfile {
             filesystem: grant.filesystem.is_some() || !grant.extra_dirs.is_empty(),
             http: grant.network.is_some(),
+            process: false,
         }
     }
 }
@@ -45,16 +49,26 @@ impl HasData for HasIo {
     type Data<'a> = &'a mut ResourceTable;
 }
 
-/// A linker for `component` under `profile`. Imports the profile leaves out
-/// are defined as traps, so the component instantiates and a call fails
-/// (with the interface named) only if it actually uses one.
+/// A linker for `component`, built against `version`, under `profile`.
+/// Imports the profile leaves out are defined as traps, so the component
+/// instantiates and a call fails (with the interface named) only if it
+/// actually uses one.
 pub fn linker_for(
     engine: &Engine,
     component: &Component,
+    version: WitVersion,
     profile: LinkProfile,
 ) -> wasmtime::Result<Linker<CallState>> {
     let mut l: Linker<CallState> = Linker::new(engine);
-    ToolPlugin::add_to_linker::<CallState, HasSelf<CallState>>(&mut l, |s| s)?;
+    match version {
+        WitVersion::V0_1 => {
+            v0_1::ToolPlugin::add_to_linker::<CallState, HasSelf<CallState>>(&mut l, |s| s)?;
+        }
+        WitVersion::V0_2 => {
+            v0_2::types::add_to_linker::<CallState, HasSelf<CallState>>(&mut l, |s| s)?;
+            v0_2::host::add_to_linker::<CallState, HasSelf<CallState>>(&mut l, |s| s)?;
+        }
+    }
 
     clocks::wall_clock::add_to_linker::<CallState, WasiClocks>(&mut l, CallState::clocks)?;
     clocks::monotonic_clock::add_to_linker::<CallState, HasDeadlineClock>(&mut l, |s| {
@@ -150,6 +164,7 @@ fn stub_unlinked(
             ImportClass::Host | ImportClass::Baseline | ImportClass::Environment => true,
             ImportClass::Filesystem => profile.filesystem,
             ImportClass::Http => profile.http,
+            ImportClass::Process => profile.process,
             ImportClass::Sockets | ImportClass::Unknown => false,
         };
         if linked {

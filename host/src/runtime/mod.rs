@@ -11,6 +11,7 @@ mod component;
 mod egress_report;
 mod engine;
 mod fan_out;
+mod guest;
 mod guest_record;
 mod host_iface;
 mod instance;
@@ -30,6 +31,7 @@ pub use call::CallRequest;
 pub use component::{LoadError, LoadedPlugin, PLUGIN_EXPORT, PluginMeta, SUPPORTED_WIT};
 pub use engine::{Instances, MAX_CONCURRENT_INSTANCES, TICK, WORKER_INSTANCES};
 pub use fan_out::{MAX_TASKS, parallelism};
+pub use guest::WitVersion;
 pub use link::{LinkProfile, linker_for};
 pub use report::CallReport;
 pub use state::CallState;
@@ -155,12 +157,16 @@ fn list_tools(plugin: &LoadedPlugin) -> Result<Vec<crate::protocol::ToolSpec>, L
     );
     let mut store = instance::new_store(&plugin.engine, state, &limits);
     let pre = plugin.instance_pre(LinkProfile::for_grant(&grant))?;
-    let instance = pre
-        .instantiate(&mut store)
-        .map_err(|e| LoadError::World(format!("{e:#}")))?;
-    let specs = instance
-        .warden_tool_plugin()
-        .call_tools(&mut store)
-        .map_err(|e| LoadError::Tools(format!("listing tools failed: {e:#}")))?;
+    let specs = pre.tools(&mut store).map_err(|e| match e {
+        guest::ListFailure::Instantiate(e) => LoadError::World(format!("{e:#}")),
+        guest::ListFailure::Call(e) => LoadError::Tools(format!("listing tools failed: {e:#}")),
+    })?;
+    if specs.len() > component::MAX_TOOLS {
+        return Err(LoadError::Tools(format!(
+            "the plugin lists {} tools; the host takes at most {}",
+            specs.len(),
+            component::MAX_TOOLS
+        )));
+    }
     specs.into_iter().map(component::spec_from_guest).collect()
 }

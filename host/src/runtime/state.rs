@@ -14,7 +14,7 @@ use wasmtime_wasi::filesystem::WasiFilesystemCtxView;
 use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
 use wasmtime_wasi_http::{WasiHttpCtx, WasiHttpCtxView, WasiHttpView};
 
-use super::bindings::{ToolPluginPre, types};
+use super::guest::{GuestContext, GuestPre};
 use super::guest_record::GuestRecord;
 use super::memory::MemoryBudget;
 use crate::base::{CANCEL_GRACE, CancelToken, Interrupt, Limits, ProgressSink};
@@ -78,10 +78,10 @@ pub(crate) struct FanOutRole {
 
 /// What a call's workers are started from, set up before the call runs.
 pub(crate) struct Workers {
-    pub(crate) pre: ToolPluginPre<CallState>,
+    pub(crate) pre: GuestPre<CallState>,
     pub(crate) grant: Grant,
     pub(crate) tool: String,
-    pub(crate) context: types::CallContext,
+    pub(crate) context: GuestContext,
     pub(crate) stdout: CappedPipe,
 }
 

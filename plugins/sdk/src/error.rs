@@ -17,6 +17,12 @@ pub enum ErrorKind {
     Timeout,
     /// A bug in the plugin.
     Internal,
+    /// The tool saw the call cancelled and stopped.
+    Cancelled,
+    /// The operation is not supported here (for example a special file).
+    Unsupported,
+    /// A limit of the call stopped the tool (a quota, an output cap).
+    LimitExceeded,
 }
 
 /// A failure reported to the model: a kind and a message saying what to do next.
@@ -68,6 +74,14 @@ impl ToolError {
             K::InvalidInput | K::InvalidFilename => {
                 Self::invalid_input(format!("{shown}: invalid path"))
             }
+            K::Unsupported => Self::new(
+                ErrorKind::Unsupported,
+                format!("{shown}: not supported here (a FIFO, socket or device?)"),
+            ),
+            K::QuotaExceeded => Self::new(
+                ErrorKind::LimitExceeded,
+                format!("{shown}: the call's write quota is used up"),
+            ),
             _ => Self::io(format!("{shown}: {}", strip_os_detail(err))),
         }
     }
@@ -80,6 +94,9 @@ impl ToolError {
             bindings::ErrorKind::Io => ErrorKind::Io,
             bindings::ErrorKind::Timeout => ErrorKind::Timeout,
             bindings::ErrorKind::Internal => ErrorKind::Internal,
+            bindings::ErrorKind::Cancelled => ErrorKind::Cancelled,
+            bindings::ErrorKind::Unsupported => ErrorKind::Unsupported,
+            bindings::ErrorKind::LimitExceeded => ErrorKind::LimitExceeded,
         };
         ToolError::new(kind, e.message)
     }
@@ -92,6 +109,9 @@ impl ToolError {
             ErrorKind::Io => bindings::ErrorKind::Io,
             ErrorKind::Timeout => bindings::ErrorKind::Timeout,
             ErrorKind::Internal => bindings::ErrorKind::Internal,
+            ErrorKind::Cancelled => bindings::ErrorKind::Cancelled,
+            ErrorKind::Unsupported => bindings::ErrorKind::Unsupported,
+            ErrorKind::LimitExceeded => bindings::ErrorKind::LimitExceeded,
         };
         bindings::ToolError {
             kind,

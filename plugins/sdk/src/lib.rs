@@ -39,6 +39,7 @@ mod error;
 #[cfg(feature = "http")]
 pub mod http;
 mod path;
+pub mod process;
 mod workers;
 
 pub use context::{Context, LogLevel, is_cancelled, log, progress};
@@ -49,7 +50,7 @@ pub use serde_json;
 pub use workers::{FanOutError, fan_out, is_worker, parallelism};
 
 /// The version of the WIT contract this SDK builds plugins against.
-pub const WIT_VERSION: &str = "0.1.1";
+pub const WIT_VERSION: &str = "0.2.0";
 
 /// Behaviour hints shown to the host. They inform scheduling and approval
 /// prompts; the host never relies on them for security.

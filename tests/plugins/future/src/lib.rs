@@ -1,4 +1,4 @@
-//! A plugin built against `warden:tool@0.2.0`, which no host supports yet:
+//! A plugin built against `warden:tool@0.3.0`, which no host supports yet:
 //! the host must refuse it with a clear message.
 
 wit_bindgen::generate!({ path: "wit", world: "tool-plugin" });
