@@ -20,6 +20,7 @@ mod fan_out;
 mod fixtures;
 mod fs_tools;
 mod guest_units;
+mod host_memory;
 mod layering;
 mod limit_ceilings;
 mod limits;

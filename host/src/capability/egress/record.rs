@@ -8,6 +8,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use super::address::AddressClass;
 use super::pattern::Scheme;
+use crate::base::keep_at_most;
 
 /// Records of each kind kept per call; later ones are only counted.
 pub const MAX_NETWORK_RECORDS: usize = 64;
@@ -90,8 +91,67 @@ pub struct NetworkDenial {
     pub message: String,
 }
 
+/// Bytes of each string from a request (a path, a header value) a record
+/// keeps; the rest is cut, so 64 records cannot hold megabytes each.
+pub const MAX_RECORDED_TEXT: usize = 2048;
+
+impl DenialReason {
+    /// The reason with every string it took from the request cut to
+    /// [`MAX_RECORDED_TEXT`].
+    fn bounded(self) -> DenialReason {
+        let cut = |s: String| keep_at_most(s, MAX_RECORDED_TEXT);
+        match self {
+            DenialReason::MethodOrPath { method, path } => DenialReason::MethodOrPath {
+                method: cut(method),
+                path: cut(path),
+            },
+            DenialReason::LiteralAddress {
+                host,
+                address,
+                class,
+            } => DenialReason::LiteralAddress {
+                host: cut(host),
+                address,
+                class,
+            },
+            DenialReason::ResolvedAddress {
+                host,
+                address,
+                class,
+            } => DenialReason::ResolvedAddress {
+                host: cut(host),
+                address,
+                class,
+            },
+            DenialReason::HostHeader { value } => DenialReason::HostHeader { value: cut(value) },
+            DenialReason::BadHeader { name } => DenialReason::BadHeader { name: cut(name) },
+            DenialReason::BadHost { detail } => DenialReason::BadHost {
+                detail: cut(detail),
+            },
+            DenialReason::Scheme { scheme } => DenialReason::Scheme {
+                scheme: cut(scheme),
+            },
+            DenialReason::CredentialUnavailable { name, why } => {
+                DenialReason::CredentialUnavailable {
+                    name: cut(name),
+                    why: cut(why),
+                }
+            }
+            r @ (DenialReason::NoRule
+            | DenialReason::NotDeclared
+            | DenialReason::Userinfo
+            | DenialReason::AmbiguousPath
+            | DenialReason::TooManyRequests { .. }
+            | DenialReason::RequestTooLarge { .. }) => r,
+        }
+    }
+}
+
 impl NetworkDenial {
     pub fn new(destination: String, method: String, reason: DenialReason) -> NetworkDenial {
+        let destination = keep_at_most(destination, MAX_RECORDED_TEXT);
+        let method = keep_at_most(method, MAX_RECORDED_TEXT);
+        let reason = reason.bounded();
         let message = format!("network access to {destination} denied: {reason}");
         NetworkDenial {
             destination,

@@ -27,8 +27,9 @@ use super::check::{check_request, vet_addresses};
 use super::connect::connect;
 use super::credential::Redactor;
 use super::pattern::Scheme;
-use super::record::{Counters, DenialReason, NetworkUse, UseId};
+use super::record::{Counters, DenialReason, MAX_RECORDED_TEXT, NetworkUse, UseId};
 use crate::base::CancelToken;
+use crate::base::keep_at_most;
 
 type IoFuture = Box<dyn Future<Output = Result<(), HttpError>> + Send>;
 
@@ -103,11 +104,11 @@ pub async fn send(
     let id = call.log().start(
         NetworkUse {
             scheme: dest.scheme,
-            host: dest.host.to_string(),
+            host: keep_at_most(dest.host.to_string(), MAX_RECORDED_TEXT),
             port: dest.port,
             address: None,
-            method: method.clone(),
-            path: dest.path.clone(),
+            method: keep_at_most(method.clone(), MAX_RECORDED_TEXT),
+            path: keep_at_most(dest.path.clone(), MAX_RECORDED_TEXT),
             status: None,
             bytes_out: 0,
             bytes_in: 0,

@@ -7,6 +7,7 @@ use std::path::Path;
 
 use super::exercised::{Exercised, FileOp, FileUses};
 use super::{FsAccess, GUEST_WORKSPACE, Grant, PathGuard, PathUse, normalize_path};
+use crate::base::keep_at_most;
 
 /// An operation on a path, as the filesystem boundary names it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
@@ -53,6 +54,9 @@ pub struct BoundaryDenial {
 
 /// Refusals kept per call; later ones are only counted.
 pub const MAX_BOUNDARY_DENIALS: usize = 64;
+
+/// Bytes of a path a record keeps (Linux's `PATH_MAX`); the rest is cut.
+pub const MAX_RECORDED_PATH: usize = 4096;
 
 /// Stands for a path the boundary could not place in a granted directory.
 const UNPLACED: &str = "(a path the host could not place in a granted directory)";
@@ -222,11 +226,13 @@ impl FsBoundary {
             .iter()
             .filter_map(|r| below(path, &r.host).map(|rel| (r, rel)))
             .min_by_key(|(_, rel)| rel.len())?;
-        Some(match (&root.shown, rel) {
+        let shown = match (&root.shown, rel) {
             (None, rel) => rel.to_string(),
             (Some(dir), ".") => dir.clone(),
             (Some(dir), rel) => format!("{}/{rel}", dir.trim_end_matches('/')),
-        })
+        };
+        // A guest may name paths far longer than any that exists.
+        Some(keep_at_most(shown, MAX_RECORDED_PATH))
     }
 
     /// `host` as a tracked path, if it lies in a granted directory.

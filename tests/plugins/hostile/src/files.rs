@@ -295,8 +295,7 @@ pub struct TouchAt;
 impl Tool for TouchAt {
     type Input = PathInput;
     const NAME: &'static str = "touch_at";
-    const DESCRIPTION: &'static str =
-        "Set the times of a path relative to /workspace to now with set-times-at, following symlinks.";
+    const DESCRIPTION: &'static str = "Set the times of a path relative to /workspace to now with set-times-at, following symlinks.";
     const ANNOTATIONS: Annotations = Annotations::DESTRUCTIVE;
 
     fn input_schema(&self) -> Value {

@@ -12,6 +12,7 @@
 mod exhaust;
 mod fan;
 mod files;
+mod flood;
 mod hostcalls;
 mod meta;
 mod probe;
@@ -58,6 +59,7 @@ register!(
     probe::Connect,
     probe::Panic,
     exhaust::Spin,
+    flood::FloodHost,
     exhaust::AllocBomb,
     exhaust::FloodStdout,
     exhaust::FloodOutput,
