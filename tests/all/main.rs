@@ -36,5 +36,6 @@ mod search_tools;
 mod smoke;
 mod startup_layout;
 mod support;
+mod terminal_output;
 mod web_fetch;
 mod web_tools;

@@ -279,19 +279,3 @@ impl std::fmt::Debug for Approvals {
             .finish_non_exhaustive()
     }
 }
-
-/// Text from a tool's input, a model or a policy, safe to print on a
-/// terminal: control characters other than newline and tab, and
-/// bidirectional overrides, are shown as `\u{…}` escapes.
-pub fn printable(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        let bidi = matches!(c, '\u{200e}' | '\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}');
-        if (c.is_control() && c != '\n' && c != '\t') || bidi {
-            out.push_str(&format!("\\u{{{:x}}}", c as u32));
-        } else {
-            out.push(c);
-        }
-    }
-    out
-}

@@ -2,17 +2,17 @@
 //!
 //! It talks to the controlling terminal (`/dev/tty`), not to stdin and
 //! stdout, so it works while the output is piped or the input comes from a
-//! file. Everything shown that a model or tool supplied goes through
-//! [`printable`](super::printable): no terminal escapes reach the screen.
+//! file. Everything shown that a model, a plugin or a policy supplied goes
+//! through [`terminal_line`] (or, for the pretty-printed arguments,
+//! [`terminal_text`]): no terminal escapes and no extra lines reach the screen.
 
 use std::fs::{File, OpenOptions};
 use std::io::{self, BufRead, BufReader, Write};
 use std::sync::{Mutex, PoisonError};
 
 use super::tty::{Key, TtyIo};
-use super::{
-    ApprovalPattern, ApprovalRequest, ApprovalResponse, Approver, SessionGrantKind, printable,
-};
+use super::{ApprovalPattern, ApprovalRequest, ApprovalResponse, Approver, SessionGrantKind};
+use crate::base::{terminal_line, terminal_text};
 
 /// Argument lines shown before the rest is elided.
 const MAX_INPUT_LINES: usize = 60;
@@ -71,25 +71,28 @@ impl Approver for TerminalApprover {
 pub(super) fn render(req: &ApprovalRequest) -> String {
     let mut s = format!(
         "\nApproval needed: {} (plugin {})\n",
-        printable(&req.tool),
-        printable(&req.plugin)
+        terminal_line(&req.tool),
+        terminal_line(&req.plugin)
     );
     s.push_str(&format!(
         "  asked under: {}\n",
-        printable(&req.asked_under())
+        terminal_line(&req.asked_under())
     ));
     if let Some(reason) = &req.decision.reason {
-        s.push_str(&format!("  reason:      {}\n", printable(reason)));
+        s.push_str(&format!("  reason:      {}\n", terminal_line(reason)));
     }
-    s.push_str(&format!("  grant:       {}\n", req.grant_summary()));
+    s.push_str(&format!(
+        "  grant:       {}\n",
+        terminal_line(&req.grant_summary())
+    ));
     if let Some(rationale) = &req.rationale {
         s.push_str(&format!(
             "  the model says (unverified): {}\n",
-            printable(rationale)
+            terminal_line(rationale)
         ));
     }
     s.push_str("  arguments:\n");
-    let pretty = printable(&req.pretty_input());
+    let pretty = terminal_text(&req.pretty_input());
     let lines: Vec<&str> = pretty.lines().collect();
     for line in lines.iter().take(MAX_INPUT_LINES) {
         s.push_str(&format!("    {line}\n"));
@@ -113,7 +116,7 @@ fn ask(io: &mut TtyIo, req: &ApprovalRequest) -> io::Result<ApprovalResponse> {
             's' => {
                 io.say(&format!(
                     "Allowed for this session: {} with exactly these arguments.\n",
-                    printable(&req.tool)
+                    terminal_line(&req.tool)
                 ))?;
                 return Ok(ApprovalResponse::AllowSession(
                     SessionGrantKind::Fingerprint,
@@ -139,7 +142,7 @@ fn ask(io: &mut TtyIo, req: &ApprovalRequest) -> io::Result<ApprovalResponse> {
 
 /// Read a pattern and have the user confirm it; `None` to choose again.
 fn pattern(io: &mut TtyIo, req: &ApprovalRequest) -> io::Result<Option<ApprovalPattern>> {
-    let suggested = printable(&ApprovalPattern::suggest(&req.tool, &req.input));
+    let suggested = terminal_line(&ApprovalPattern::suggest(&req.tool, &req.input));
     loop {
         let typed = io.question(&format!(
             "Pattern, as TOOL [ARG=GLOB ...] (Enter for `{suggested}`): "
@@ -148,7 +151,7 @@ fn pattern(io: &mut TtyIo, req: &ApprovalRequest) -> io::Result<Option<ApprovalP
         let pattern = match ApprovalPattern::parse(text) {
             Ok(p) => p,
             Err(e) => {
-                io.say(&format!("Not a pattern: {}\n", printable(&e)))?;
+                io.say(&format!("Not a pattern: {}\n", terminal_line(&e)))?;
                 continue;
             }
         };
@@ -158,7 +161,7 @@ fn pattern(io: &mut TtyIo, req: &ApprovalRequest) -> io::Result<Option<ApprovalP
         let Key(confirm) = io.choice(
             &format!(
                 "Allow, for the rest of this session, {}? [y/N]: ",
-                printable(&pattern.describe())
+                terminal_line(&pattern.describe())
             ),
             "y",
             Some('n'),

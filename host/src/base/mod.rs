@@ -1,5 +1,6 @@
 //! Value types and infrastructure every other module shares: cancellation,
-//! limits, what a guest reports, hashing, text cutting, durable files.
+//! limits, what a guest reports, hashing, text cutting, durable files,
+//! text made inert for a terminal.
 //!
 //! The bottom layer: nothing here imports another Warden module.
 
@@ -8,10 +9,12 @@ pub mod durable;
 mod guest_report;
 mod hash;
 mod limits;
+mod terminal_text;
 mod text;
 
 pub use cancel::{CANCEL_GRACE, CancelToken, Interrupt, Interrupted};
 pub use guest_report::{LogLevel, LogLine, ProgressEvent, ProgressSink};
 pub use hash::sha256_hex;
 pub use limits::{LIMIT_KEYS, Limits, MAX_MEMORY_BYTES, MAX_WORKERS};
+pub use terminal_text::{TerminalStream, terminal_line, terminal_text};
 pub use text::{cut_to, floor_char_boundary, keep_at_most};

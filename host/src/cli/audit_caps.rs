@@ -1,7 +1,8 @@
 //! `warden audit caps`: per tool, what its plugin declares, what its
 //! imports allow, what calls were granted and what they actually used,
 //! over the whole log — and the least-privilege grants that would have
-//! sufficed.
+//! sufficed. Tool and plugin names and hosts come from the log as calls
+//! recorded them: each line is shown inert for a terminal.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -10,6 +11,7 @@ use serde_json::json;
 
 use super::Exit;
 use crate::audit::{AuditEvent, AuditRecord, CallAudit};
+use crate::base::{terminal_line, terminal_text};
 use crate::capability::DeclaredCapabilities;
 use crate::capability::FileOp;
 use crate::capability::egress::NetworkUse;
@@ -177,13 +179,14 @@ pub fn caps(records: &[AuditRecord], catalog: Option<&Catalog>, json: bool) -> E
         println!("no tool calls recorded yet");
         return Exit::Success;
     }
+    let show = |line: String| println!("{}", terminal_line(&line));
     for (name, t) in &tools {
         let outcomes = list(t.outcomes.iter().map(|(o, n)| format!("{n} {o}")));
-        println!(
+        show(format!(
             "{name} (plugin {}): {}: {outcomes}",
             t.plugin.as_deref().unwrap_or("?"),
             plural(t.calls, "call")
-        );
+        ));
         let declared = t
             .declared
             .as_ref()
@@ -194,7 +197,7 @@ pub fn caps(records: &[AuditRecord], catalog: Option<&Catalog>, json: bool) -> E
                     list(d.network.iter().map(ToString::to_string))
                 )
             });
-        println!("  declared:       {declared}");
+        show(format!("  declared:       {declared}"));
         if let Some(r) = &t.imports {
             let mut allow = Vec::new();
             for (on, what) in [
@@ -206,28 +209,28 @@ pub fn caps(records: &[AuditRecord], catalog: Option<&Catalog>, json: bool) -> E
                     allow.push(what);
                 }
             }
-            println!("  imports allow:  {}", list(allow));
+            show(format!("  imports allow:  {}", list(allow)));
         }
-        println!(
+        show(format!(
             "  granted:        workspace {}, network {}",
             list(&t.granted_workspace),
             list(&t.granted_network)
-        );
+        ));
         let files = list(t.used_files.iter().map(|op| op.as_str()));
-        println!(
+        show(format!(
             "  used:           files {files} ({}), network {}",
             plural(t.used_paths, "path"),
             list(&t.used_network)
-        );
+        ));
         if t.refused > 0 {
             println!("  refused:        {} operations at the boundary", t.refused);
         }
         for u in &t.unused {
-            println!("  ! {u}");
+            show(format!("  ! {u}"));
         }
     }
     println!();
-    print!("{policy}");
+    print!("{}", terminal_text(&policy));
     Exit::Success
 }
 

@@ -1,4 +1,7 @@
 //! `warden audit show | verify | caps`.
+//!
+//! A record holds what plugins and models sent (tool names, call ids,
+//! versions): each is shown as one line, inert for a terminal.
 
 use std::time::SystemTime;
 
@@ -6,6 +9,7 @@ use serde_json::json;
 
 use super::{AuditCommand, Exit, fail};
 use crate::audit::{AuditEvent, AuditRecord, log_path, verify};
+use crate::base::terminal_line;
 use crate::home::Home;
 
 pub fn run(cmd: AuditCommand) -> Exit {
@@ -93,7 +97,7 @@ fn verify_cmd(bytes: &[u8], path: &std::path::Path, json: bool) -> Exit {
                 path.display(),
                 b.line,
                 b.seq.map(|s| format!(" (record {s})")).unwrap_or_default(),
-                b.reason,
+                terminal_line(&b.reason),
                 v.valid
             ),
         }
@@ -211,7 +215,12 @@ fn show(
                 )
             }
         };
-        println!("{:>6}  {}  {what}", r.seq, r.time);
+        println!(
+            "{:>6}  {}  {}",
+            r.seq,
+            terminal_line(&r.time),
+            terminal_line(&what)
+        );
     }
     Exit::Success
 }

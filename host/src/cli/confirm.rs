@@ -1,7 +1,10 @@
 //! A yes/no question on the controlling terminal, as approvals ask: only
-//! when the command runs attached to one, never on piped stdin.
+//! when the command runs attached to one, never on piped stdin. The
+//! question is shown as one line, inert for a terminal.
 
 use std::io::{BufRead, BufReader, IsTerminal, Write};
+
+use crate::base::terminal_line;
 
 /// How a question was answered.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -31,7 +34,7 @@ pub fn ask(question: &str) -> Answer {
     let Ok(mut out) = tty.try_clone() else {
         return Answer::NoTerminal;
     };
-    if write!(out, "{question} [y/N] ")
+    if write!(out, "{} [y/N] ", terminal_line(question))
         .and_then(|()| out.flush())
         .is_err()
     {

@@ -290,12 +290,13 @@ pub fn run(cli: Cli) -> Exit {
     }
 }
 
-/// Print an error for a human or as JSON, and return `code`.
+/// Print an error for a human (inert for a terminal: it may quote a
+/// plugin or a model) or as JSON, and return `code`.
 fn fail(json: bool, code: Exit, message: &str) -> Exit {
     if json {
         println!("{}", serde_json::json!({ "error": message }));
     } else {
-        eprintln!("warden: {message}");
+        eprintln!("warden: {}", crate::base::terminal_text(message));
     }
     code
 }

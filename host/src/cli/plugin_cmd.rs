@@ -4,7 +4,7 @@
 //! `--strict` a component that imports more than it declares is refused,
 //! and an upgrade (or re-approval) that grows its capabilities goes ahead
 //! only when confirmed on the terminal or with `--yes`. Every change is
-//! audited.
+//! audited. What the component says of itself is shown inert for a terminal.
 
 use std::path::PathBuf;
 
@@ -14,6 +14,7 @@ use serde_json::json;
 use super::plugin_view::{print_bom, print_changes, print_inspection};
 use super::{Exit, fail, open_catalog};
 use crate::audit::AuditEvent;
+use crate::base::terminal_line;
 use crate::plugin::{Bom, Candidate, CapChange, Catalog, grows};
 use crate::policy::Policy;
 
@@ -181,16 +182,17 @@ fn install(
         println!("{doc}");
         return Exit::Success;
     }
-    match (&report.replaced, approve) {
-        (_, true) => println!("approved {label}"),
-        (Some(old), false) => println!(
+    let done = match (&report.replaced, approve) {
+        (_, true) => format!("approved {label}"),
+        (Some(old), false) => format!(
             "upgraded {} {old} → {}",
             inst.meta.manifest.name, inst.meta.manifest.version
         ),
-        (None, false) => println!("installed {label}"),
-    }
+        (None, false) => format!("installed {label}"),
+    };
+    println!("{}", terminal_line(&done));
     let tools: Vec<_> = inst.meta.tools.iter().map(|t| t.name.as_str()).collect();
-    println!("  tools: {}", tools.join(", "));
+    println!("  tools: {}", terminal_line(&tools.join(", ")));
     println!("  sha256: {}", inst.sha256);
     if !changes.is_empty() && confirmed_by != Some("user") {
         print_changes(&changes);
@@ -217,7 +219,7 @@ fn refuse(json: bool, message: &str, bom: &Bom, changes: &[CapChange]) -> Exit {
         println!("{doc}");
     } else {
         print_bom(bom);
-        eprintln!("warden: {message}");
+        eprintln!("warden: {}", terminal_line(message));
     }
     Exit::Denied
 }
@@ -239,11 +241,12 @@ fn inspect(target: &str, strict: bool, policy: Option<&str>, json: bool) -> Exit
     match &ins.capabilities {
         Some(bom) if strict && bom.has_warnings() => {
             if !json {
-                eprintln!(
-                    "warden: {} imports more than it declares: {}",
+                let line = format!(
+                    "{} imports more than it declares: {}",
                     ins.manifest.name,
                     warnings(bom)
                 );
+                eprintln!("warden: {}", terminal_line(&line));
             }
             Exit::Denied
         }
@@ -268,7 +271,10 @@ fn remove(name: &str, json: bool) -> Exit {
             if json {
                 println!("{}", json!({ "removed": m.name }));
             } else {
-                println!("removed {} {}", m.name, m.version);
+                println!(
+                    "removed {}",
+                    terminal_line(&format!("{} {}", m.name, m.version))
+                );
             }
             Exit::Success
         }

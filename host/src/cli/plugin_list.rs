@@ -3,6 +3,7 @@
 use serde_json::json;
 
 use super::{Exit, open_catalog};
+use crate::base::terminal_line;
 
 pub fn list(json: bool) -> Exit {
     let catalog = match open_catalog(json) {
@@ -40,15 +41,15 @@ pub fn list(json: bool) -> Exit {
         };
         println!(
             "{:<12} {:<9} {:<10} {}",
-            p.name(),
-            p.meta.manifest.version,
+            terminal_line(p.name()),
+            terminal_line(&p.meta.manifest.version),
             source,
-            p.meta.manifest.description
+            terminal_line(&p.meta.manifest.description)
         );
     }
     for p in catalog.plugins() {
         if let Some(why) = p.refused() {
-            eprintln!("warden: {why}");
+            eprintln!("warden: {}", terminal_line(why));
         }
     }
     Exit::Success

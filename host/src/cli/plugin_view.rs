@@ -1,6 +1,9 @@
 //! How `warden plugin inspect` and `install` show a plugin: its capability
 //! bill of materials as a table, its imports, its tools and their grants.
+//! Every line is made inert for a terminal: names, versions, descriptions,
+//! import names and network rules come from the component.
 
+use crate::base::terminal_line;
 use crate::capability::FsAccess;
 use crate::plugin::{Bom, CapChange, Inspection, Severity, ToolGrant};
 
@@ -105,15 +108,20 @@ pub fn print_bom(bom: &Bom) {
         ),
         ("baseline", "-".into(), baseline, "yes".into()),
     ];
-    println!("capabilities (granted under policy {}):", bom.policy);
+    println!(
+        "capabilities (granted under policy {}):",
+        terminal_line(&bom.policy)
+    );
     println!(
         "  {:<12} {:<12} {:<44} GRANTED",
         "CAPABILITY", "DECLARED", "IMPORTS ALLOW (the most it could do)"
     );
     for (name, declared, could, granted) in rows {
+        let (declared, granted) = (terminal_line(&declared), terminal_line(&granted));
         println!("  {name:<12} {declared:<12} {could:<44} {granted}");
     }
     for u in &r.unknown {
+        let u = terminal_line(u);
         println!("  {:<12} {:<12} {:<44} never", "unknown", "-", u);
     }
     for f in &bom.findings {
@@ -121,7 +129,7 @@ pub fn print_bom(bom: &Bom) {
             Severity::Warning => "warning",
             Severity::Note => "note",
         };
-        println!("  {tag}: {}", f.message);
+        println!("  {tag}: {}", terminal_line(&f.message));
     }
 }
 
@@ -133,22 +141,23 @@ pub fn print_changes(changes: &[CapChange]) {
     println!("capability changes from the installed version:");
     for c in changes {
         let mark = if c.grows { '+' } else { '-' };
-        println!("  {mark} {}: {} → {}", c.capability, c.from, c.to);
+        let line = format!("{}: {} → {}", c.capability, c.from, c.to);
+        println!("  {mark} {}", terminal_line(&line));
     }
 }
 
 /// Everything `warden plugin inspect` shows, for humans.
 pub fn print_inspection(ins: &Inspection) {
     let m = &ins.manifest;
-    println!("{} {}", m.name, m.version);
+    println!("{} {}", terminal_line(&m.name), terminal_line(&m.version));
     if !m.description.is_empty() {
-        println!("  {}", m.description);
+        println!("  {}", terminal_line(&m.description));
     }
     println!("sha256:       {}", ins.sha256);
     println!("size:         {} bytes", ins.size);
     println!("wit version:  warden:tool@{}", ins.wit_version);
     if let Some(why) = &ins.refused {
-        println!("REFUSED:      {why}");
+        println!("REFUSED:      {}", terminal_line(why));
     }
     if let Some(bom) = &ins.capabilities {
         println!();
@@ -157,7 +166,7 @@ pub fn print_inspection(ins: &Inspection) {
     println!();
     println!("imports:");
     for i in &ins.imports {
-        println!("  {:<44} {}", i.name, i.class.describe());
+        println!("  {:<44} {}", terminal_line(&i.name), i.class.describe());
     }
     println!();
     println!("tools:");
@@ -178,6 +187,11 @@ pub fn print_inspection(ins: &Inspection) {
                 )
             })
             .unwrap_or_default();
-        println!("  {:<18} {kind:<10} {:<7} {}", t.name.as_str(), g.0, g.1);
+        println!(
+            "  {:<18} {kind:<10} {:<7} {}",
+            terminal_line(t.name.as_str()),
+            g.0,
+            terminal_line(&g.1)
+        );
     }
 }

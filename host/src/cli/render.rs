@@ -4,12 +4,16 @@
 //! For a human, assistant text goes to stdout and everything else to
 //! stderr: reasoning dimmed (when stderr is a terminal), one line per tool
 //! call, its progress (at most one line a second per call) and its result.
+//! Everything a model, a plugin or a provider supplied is made inert for a
+//! terminal first: streamed text through a [`TerminalStream`] each, every
+//! other field as one line. JSON lines are serde's, never altered.
 
 use std::collections::HashMap;
 use std::io::{IsTerminal, Write};
 
 use super::RunArgs;
 use crate::agent::AgentEvent;
+use crate::base::{TerminalStream, terminal_line, terminal_text};
 use crate::policy::Verdict;
 
 /// The shortest time between two progress lines of one call, for a human.
@@ -44,6 +48,10 @@ pub(super) struct Renderer {
     mid_line: bool,
     /// Reasoning was printed (on stderr) without a final newline.
     thinking: bool,
+    /// The assistant's text, as it streams.
+    text: TerminalStream,
+    /// The reasoning, as it streams.
+    reasoning: TerminalStream,
     /// Whether stderr takes ANSI styles.
     styled: bool,
     /// Decisions waiting for their call's result line.
@@ -58,6 +66,8 @@ impl Renderer {
             output,
             mid_line: false,
             thinking: false,
+            text: TerminalStream::new(),
+            reasoning: TerminalStream::new(),
             styled: std::io::stderr().is_terminal(),
             decisions: HashMap::new(),
             running: HashMap::new(),
@@ -76,8 +86,8 @@ impl Renderer {
             Output::Print => {
                 if let AgentEvent::Finished { answer, reason, .. } = ev {
                     match answer {
-                        Some(a) => println!("{a}"),
-                        None => eprintln!("warden: {reason}"),
+                        Some(a) => println!("{}", terminal_text(a)),
+                        None => eprintln!("warden: {}", terminal_text(&reason.to_string())),
                     }
                 }
             }
@@ -86,14 +96,28 @@ impl Renderer {
     }
 
     fn end_line(&mut self) {
+        self.end_text();
+        self.end_thinking();
+    }
+
+    /// End the assistant's text, and its line.
+    fn end_text(&mut self) {
+        let held = self.text.finish();
+        if !held.is_empty() {
+            print!("{held}");
+            self.mid_line = true;
+        }
         if self.mid_line {
             println!();
             self.mid_line = false;
         }
-        self.end_thinking();
     }
 
     fn end_thinking(&mut self) {
+        let held = self.reasoning.finish();
+        if !held.is_empty() {
+            self.write_reasoning(&held);
+        }
         if self.thinking {
             eprintln!();
             self.thinking = false;
@@ -101,10 +125,15 @@ impl Renderer {
     }
 
     fn reasoning(&mut self, text: &str) {
-        if self.mid_line {
-            println!();
-            self.mid_line = false;
+        self.end_text();
+        let text = self.reasoning.push(text);
+        if !text.is_empty() {
+            self.write_reasoning(&text);
         }
+    }
+
+    /// Reasoning already made inert, dimmed when stderr takes styles.
+    fn write_reasoning(&mut self, text: &str) {
         let mut err = std::io::stderr().lock();
         let _ = if self.styled {
             write!(err, "\x1b[2m{text}\x1b[0m")
@@ -126,16 +155,20 @@ impl Renderer {
                 workspace,
             } => {
                 let verb = if *resumed { "resuming" } else { "session" };
-                eprintln!(
-                    "warden: {verb} {session_id} · {provider} · model {model} · policy {policy} · {workspace}"
+                let line = format!(
+                    "{verb} {session_id} · {provider} · model {model} · policy {policy} · {workspace}"
                 );
+                eprintln!("warden: {}", terminal_line(&line));
             }
             AgentEvent::TurnStarted { .. } | AgentEvent::TurnCompleted { .. } => {}
             AgentEvent::TextDelta { text } => {
                 self.end_thinking();
-                print!("{text}");
-                let _ = std::io::stdout().flush();
-                self.mid_line = !text.ends_with('\n');
+                let text = self.text.push(text);
+                if !text.is_empty() {
+                    print!("{text}");
+                    let _ = std::io::stdout().flush();
+                    self.mid_line = !text.ends_with('\n');
+                }
             }
             AgentEvent::Reasoning { text } => self.reasoning(text),
             AgentEvent::Retrying {
@@ -144,7 +177,10 @@ impl Renderer {
                 reason,
             } => {
                 self.end_line();
-                eprintln!("warden: retry {attempt} in {delay_ms} ms: {reason}");
+                eprintln!(
+                    "warden: retry {attempt} in {delay_ms} ms: {}",
+                    terminal_line(reason)
+                );
             }
             AgentEvent::ToolCall {
                 call_id,
@@ -163,9 +199,9 @@ impl Renderer {
                     args.truncate(cut);
                     args.push('…');
                 }
-                eprintln!("→ {tool} {args}");
+                eprintln!("→ {} {}", terminal_line(tool), terminal_line(&args));
                 if let Some(r) = rationale {
-                    eprintln!("  why: {r}");
+                    eprintln!("  why: {}", terminal_line(r));
                 }
             }
             AgentEvent::ToolDecision {
@@ -213,11 +249,12 @@ impl Renderer {
                     .remove(call_id)
                     .map(|d| format!(" [{d}]"))
                     .unwrap_or_default();
-                eprintln!("{mark} {tool}{decision} {summary} ({duration_ms} ms)");
+                let line = format!("{tool}{decision} {summary}");
+                eprintln!("{mark} {} ({duration_ms} ms)", terminal_line(&line));
             }
             AgentEvent::Warning { message } => {
                 self.end_line();
-                eprintln!("warden: warning: {message}");
+                eprintln!("warden: warning: {}", terminal_line(message));
             }
             AgentEvent::Interrupted => {
                 self.end_line();
@@ -239,8 +276,10 @@ impl Renderer {
             } => {
                 self.end_line();
                 eprintln!(
-                    "warden: {reason} · {turns} turns · {} tokens in, {} out",
-                    usage.input_tokens, usage.output_tokens
+                    "warden: {} · {turns} turns · {} tokens in, {} out",
+                    terminal_line(&reason.to_string()),
+                    usage.input_tokens,
+                    usage.output_tokens
                 );
             }
         }
@@ -255,7 +294,8 @@ impl Renderer {
             return;
         }
         *last = Some(elapsed_ms);
-        let tool = tool.clone();
+        let tool = terminal_line(tool);
+        let message = terminal_line(message);
         self.end_line();
         let secs = elapsed_ms as f64 / 1000.0;
         match fraction {

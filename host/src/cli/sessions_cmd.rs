@@ -1,9 +1,13 @@
 //! `warden sessions list | show`.
+//!
+//! A session holds the model's words and the tools' results: the
+//! conversation is shown inert for a terminal, every other field as one line.
 
 use serde_json::json;
 
 use super::{Exit, SessionsCommand, fail};
 use crate::agent::{LoadedSession, Record, SessionStore};
+use crate::base::{terminal_line, terminal_text};
 use crate::home::Home;
 use crate::provider::Message;
 
@@ -58,7 +62,7 @@ fn list(store: &SessionStore, json: bool) -> Exit {
     }
     for s in &sessions {
         let task: String = s.meta.task.chars().take(60).collect();
-        println!(
+        let line = format!(
             "{}  {}  {:>3} turns  {}  {}",
             s.meta.id,
             s.meta.created,
@@ -66,6 +70,7 @@ fn list(store: &SessionStore, json: bool) -> Exit {
             status(s),
             task.replace('\n', " ")
         );
+        println!("{}", terminal_line(&line));
     }
     Exit::Success
 }
@@ -82,29 +87,35 @@ fn show(store: &SessionStore, id: &str, json: bool) -> Exit {
         );
         return Exit::Success;
     }
-    println!("session {} · {}", s.meta.id, s.meta.created);
-    println!(
-        "workspace {} · policy {} · {} · model {}",
-        s.meta.workspace, s.meta.policy, s.meta.provider, s.meta.model
-    );
-    println!("{} turns · {}\n", s.turns, status(&s));
+    let head = [
+        format!("session {} · {}", s.meta.id, s.meta.created),
+        format!(
+            "workspace {} · policy {} · {} · model {}",
+            s.meta.workspace, s.meta.policy, s.meta.provider, s.meta.model
+        ),
+        format!("{} turns · {}", s.turns, status(&s)),
+    ];
+    for line in head {
+        println!("{}", terminal_line(&line));
+    }
+    println!();
     for r in &s.records {
         match r {
             Record::Start(_) | Record::TurnEnd { .. } => {}
-            Record::Resumed { at } => println!("— resumed {at}"),
+            Record::Resumed { at } => println!("— resumed {}", terminal_line(at)),
             Record::Message { message } => match message {
-                Message::User { content } => println!("user: {content}"),
+                Message::User { content } => println!("user: {}", terminal_text(content)),
                 Message::Assistant {
                     content, reasoning, ..
                 } => {
                     for r in reasoning {
                         let text = r.text();
                         if !text.is_empty() {
-                            println!("reasoning: {text}");
+                            println!("reasoning: {}", terminal_text(&text));
                         }
                     }
                     if !content.is_empty() {
-                        println!("assistant: {content}");
+                        println!("assistant: {}", terminal_text(content));
                     }
                 }
                 Message::Tool { .. } => {}
@@ -115,15 +126,16 @@ fn show(store: &SessionStore, id: &str, json: bool) -> Exit {
                     .as_deref()
                     .map(|r| format!(" (why: {r})"))
                     .unwrap_or_default();
-                println!("→ {} {}{why}", c.tool, c.arguments);
+                let call = format!("{} {}{why}", c.tool, c.arguments);
+                println!("→ {}", terminal_line(&call));
                 let text = c.outcome.model_text();
                 let first = text.lines().next().unwrap_or("");
-                println!("  {}: {first}", c.outcome.label());
+                println!("  {}: {}", c.outcome.label(), terminal_line(first));
             }
             Record::Compaction { messages } => {
                 println!("— context compacted to {} messages", messages.len())
             }
-            Record::End { reason } => println!("— {reason}"),
+            Record::End { reason } => println!("— {}", terminal_line(&reason.to_string())),
         }
     }
     Exit::Success

@@ -6,10 +6,8 @@ use std::sync::Arc;
 use serde_json::json;
 
 use super::{CallArgs, Exit, fail, open_catalog, open_catalog_with};
-use crate::approval::{
-    Approval, Approvals, NonInteractive, SessionGrant, TerminalApprover, printable,
-};
-use crate::base::{CancelToken, ProgressEvent};
+use crate::approval::{Approval, Approvals, NonInteractive, SessionGrant, TerminalApprover};
+use crate::base::{CancelToken, ProgressEvent, terminal_line, terminal_text};
 use crate::capability::WriteMode;
 use crate::pipeline::{self, CallResult, Invocation, Stage};
 use crate::protocol::ToolOutcome;
@@ -64,11 +62,12 @@ pub fn list(json: bool) -> Exit {
             None => t.description.lines().next().unwrap_or(""),
         };
         println!(
-            "{:<16} {:<10} {:<10} {:<22} {desc}",
-            t.name,
-            p.name(),
+            "{:<16} {:<10} {:<10} {:<22} {}",
+            terminal_line(t.name.as_str()),
+            terminal_line(p.name()),
             access,
-            cap
+            terminal_line(&cap),
+            terminal_line(desc)
         );
     }
     Exit::Success
@@ -242,7 +241,7 @@ fn read_input(arg: &str) -> Result<String, String> {
 }
 
 fn show_progress(p: &ProgressEvent) {
-    let message = printable(&p.message);
+    let message = terminal_line(&p.message);
     match p.fraction {
         Some(f) => eprintln!("… {message} ({:.0}%)", f * 100.0),
         None => eprintln!("… {message}"),
@@ -251,8 +250,12 @@ fn show_progress(p: &ProgressEvent) {
 
 fn describe_grant(grant: &SessionGrant) -> String {
     match grant {
-        SessionGrant::Fingerprint { tool, .. } => format!("{tool} with the same arguments"),
-        SessionGrant::Pattern { pattern } => format!("pattern `{pattern}`"),
+        SessionGrant::Fingerprint { tool, .. } => {
+            format!("{} with the same arguments", terminal_line(tool))
+        }
+        SessionGrant::Pattern { pattern } => {
+            format!("pattern `{}`", terminal_line(&pattern.to_string()))
+        }
     }
 }
 
@@ -283,17 +286,27 @@ fn print_json(r: &CallResult) {
     println!("{doc}");
 }
 
+/// The call for a human: the result on stdout, the rest on stderr, all of
+/// it inert for a terminal (see `docs/terminal-output.md`).
 fn print_human(r: &CallResult) {
+    let tool = terminal_line(&r.tool);
     match &r.outcome {
         ToolOutcome::Success(out) => {
-            print!("{}", out.text);
-            if !out.text.ends_with('\n') {
+            let text = terminal_text(&out.text);
+            print!("{text}");
+            if !text.ends_with('\n') {
                 println!();
             }
         }
-        ToolOutcome::Error(e) => eprintln!("warden: {} failed ({}): {}", r.tool, e.kind, e.message),
-        ToolOutcome::Denied { reason } => eprintln!("warden: {} denied: {reason}", r.tool),
-        ToolOutcome::Cancelled => eprintln!("warden: {} cancelled", r.tool),
+        ToolOutcome::Error(e) => eprintln!(
+            "warden: {tool} failed ({}): {}",
+            e.kind,
+            terminal_text(&e.message)
+        ),
+        ToolOutcome::Denied { reason } => {
+            eprintln!("warden: {tool} denied: {}", terminal_text(reason))
+        }
+        ToolOutcome::Cancelled => eprintln!("warden: {tool} cancelled"),
     }
     if let Some(Approval::SessionGrant { grant }) = &r.approval {
         eprintln!(
@@ -304,12 +317,13 @@ fn print_human(r: &CallResult) {
     for cut in &r.grant_cuts {
         eprintln!(
             "warden: note: declared {} → granted {}",
-            cut.declared, cut.granted
+            terminal_line(&cut.declared),
+            terminal_line(&cut.granted)
         );
     }
     if let Some(report) = &r.report {
         for line in &report.logs {
-            eprintln!("[{:?}] {}", line.level, printable(&line.message));
+            eprintln!("[{:?}] {}", line.level, terminal_line(&line.message));
         }
         if report.logs_dropped > 0 {
             eprintln!(
@@ -323,11 +337,11 @@ fn print_human(r: &CallResult) {
                 .map_or("no response".to_string(), |s| s.to_string());
             eprintln!(
                 "warden: note: network {} {}://{}:{}{} → {status}, {} bytes in",
-                u.method,
+                terminal_line(&u.method),
                 u.scheme.as_str(),
-                u.host,
+                terminal_line(&u.host),
                 u.port,
-                printable(&u.path),
+                terminal_line(&u.path),
                 u.bytes_in
             );
         }

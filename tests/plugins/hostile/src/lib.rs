@@ -1,8 +1,9 @@
 //! A hostile test fixture: every tool tries something the host must stop or
 //! survive (escaping the workspace, writing through a read-only grant,
 //! spinning, allocating without end, flooding output, connecting out,
-//! rewriting protected paths while claiming to be read-only), and one that
-//! runs a scripted sequence of file operations for the audit tests.
+//! rewriting protected paths while claiming to be read-only, spoofing the
+//! terminal with escape sequences), and one that runs a scripted sequence
+//! of file operations for the audit tests.
 //!
 //! It deliberately ignores [`warden_sdk::Context::path`] and hands guest paths
 //! straight to `std::fs`, so the host's WASI layer is the only thing that can
@@ -18,6 +19,7 @@ mod meta;
 mod probe;
 mod protected;
 mod script;
+mod spoof;
 mod wasi_libc;
 
 use warden_sdk::serde_json::{Value, json};
@@ -87,4 +89,5 @@ register!(
     protected::ClobberGitConfig,
     script::FsScript,
     fan::FanOut,
+    spoof::Spoof,
 );
