@@ -23,6 +23,7 @@ mod grant;
 mod guarded_fs;
 mod link;
 pub(crate) mod path_guard;
+pub mod process;
 mod wasi;
 
 pub use deadline_io::DeadlineIo;
