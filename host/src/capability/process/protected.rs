@@ -36,6 +36,17 @@ pub(super) struct Scan {
     pub paths: Vec<(PathBuf, Kind)>,
     /// The git directories a `.git` file points to, outside the workspace.
     pub gitdirs: Vec<PathBuf>,
+    /// Every unprotected directory walked (`""` for the root), with its
+    /// change time: a directory gains or loses entries only with a new
+    /// ctime, which no process can set back, so the sweep reads only the
+    /// directories whose ctime moved.
+    pub dirs: Vec<(PathBuf, (i64, i64))>,
+}
+
+fn ctime(path: &Path) -> Option<(i64, i64)> {
+    fs::symlink_metadata(path)
+        .ok()
+        .map(|m| (m.ctime(), m.ctime_nsec()))
 }
 
 fn kind(entry: &DirEntry) -> Kind {
@@ -93,8 +104,15 @@ pub(super) fn scan(workspace: &Path, guard: &PathGuard) -> io::Result<Scan> {
             linked.insert((m.dev(), m.ino()));
         }
     };
+    scan.dirs
+        .extend(ctime(workspace).map(|t| (PathBuf::new(), t)));
     walk(workspace, guard, |entry, rel, protected| {
         if !protected {
+            if entry.file_type().is_dir()
+                && let Some(t) = ctime(entry.path())
+            {
+                scan.dirs.push((rel.to_path_buf(), t));
+            }
             return;
         }
         let k = kind(entry);
@@ -183,15 +201,41 @@ fn git_dir_at(path: &Path) -> Option<PathBuf> {
 }
 
 /// Removes the protected paths that exist now but were not in `before`;
-/// returns them, workspace-relative.
+/// returns them, workspace-relative. Reads only the directories whose
+/// ctime changed during the call, and the new ones below them.
 pub(super) fn sweep(workspace: &Path, guard: &PathGuard, before: &Scan) -> Vec<String> {
     let known: HashSet<&Path> = before.paths.iter().map(|(p, _)| p.as_path()).collect();
+    let old_dirs: HashSet<&Path> = before.dirs.iter().map(|(p, _)| p.as_path()).collect();
     let mut created = Vec::new();
-    let _ = walk(workspace, guard, |entry, rel, protected| {
-        if protected && !known.contains(rel) {
-            created.push((entry.path().to_path_buf(), kind(entry)));
+    let mut changed: Vec<PathBuf> = before
+        .dirs
+        .iter()
+        .filter(|(rel, t)| ctime(&workspace.join(rel)) != Some(*t))
+        .map(|(rel, _)| rel.clone())
+        .collect();
+    while let Some(rel) = changed.pop() {
+        let Ok(entries) = fs::read_dir(workspace.join(&rel)) else {
+            continue;
+        };
+        for entry in entries.flatten() {
+            let child = rel.join(entry.file_name());
+            let Ok(file_type) = entry.file_type() else {
+                continue;
+            };
+            if guard.is_protected(&child.to_string_lossy()) {
+                if !known.contains(child.as_path()) {
+                    let k = match (file_type.is_dir(), file_type.is_symlink()) {
+                        (true, _) => Kind::Dir,
+                        (_, true) => Kind::Symlink,
+                        _ => Kind::File,
+                    };
+                    created.push((workspace.join(&child), k));
+                }
+            } else if file_type.is_dir() && !old_dirs.contains(child.as_path()) {
+                changed.push(child);
+            }
         }
-    });
+    }
     created
         .into_iter()
         .filter_map(|(path, kind)| {
@@ -248,9 +292,11 @@ mod tests {
         let before = scan(&root, &guard()).unwrap();
         fs::create_dir_all(root.join(".git/hooks")).unwrap();
         fs::write(root.join("src.pem"), "new").unwrap();
+        fs::create_dir_all(root.join("new/deep")).unwrap();
+        fs::write(root.join("new/deep/.env.prod"), "new").unwrap();
         let mut removed = sweep(&root, &guard(), &before);
         removed.sort();
-        assert_eq!(removed, [".git", "src.pem"]);
+        assert_eq!(removed, [".git", "new/deep/.env.prod", "src.pem"]);
         assert!(root.join(".env").exists());
         assert!(!root.join(".git").exists());
     }
