@@ -29,6 +29,7 @@ mod plugin_refusals;
 mod plugin_trust;
 mod plugins;
 mod policy_cli;
+mod process_sandbox;
 mod protected_metadata;
 mod protected_paths;
 mod providers;

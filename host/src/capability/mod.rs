@@ -24,6 +24,7 @@ mod guarded_fs;
 mod imports;
 mod manifest;
 pub(crate) mod path_guard;
+pub mod process;
 mod stdio_pipe;
 mod wasi;
 

@@ -1,0 +1,140 @@
+//! The seccomp filter every confined process runs under, compiled to BPF
+//! once, in the parent.
+//!
+//! Invariant: the denied calls fail with `EPERM` (never kill), so tools see
+//! an ordinary error: sockets other than `AF_UNIX`, namespace and mount
+//! calls, tracing, kernel keyrings, BPF, io_uring, userfaultfd, module and
+//! kexec loading, other processes' memory, and clone flags that make
+//! namespaces. `clone3` fails with `ENOSYS`, since its flags cannot be
+//! inspected, so the C library falls back to `clone`.
+
+use std::collections::BTreeMap;
+use std::sync::OnceLock;
+
+use seccompiler::{
+    BpfProgram, SeccompAction, SeccompCmpArgLen, SeccompCmpOp, SeccompCondition, SeccompFilter,
+    SeccompRule, TargetArch,
+};
+
+/// Calls denied outright.
+const DENIED: &[i64] = &[
+    libc::SYS_ptrace,
+    libc::SYS_process_vm_readv,
+    libc::SYS_process_vm_writev,
+    libc::SYS_io_uring_setup,
+    libc::SYS_io_uring_enter,
+    libc::SYS_io_uring_register,
+    libc::SYS_bpf,
+    libc::SYS_userfaultfd,
+    libc::SYS_keyctl,
+    libc::SYS_add_key,
+    libc::SYS_request_key,
+    libc::SYS_mount,
+    libc::SYS_umount2,
+    libc::SYS_pivot_root,
+    libc::SYS_chroot,
+    libc::SYS_open_tree,
+    libc::SYS_move_mount,
+    libc::SYS_fsopen,
+    libc::SYS_fsconfig,
+    libc::SYS_fsmount,
+    libc::SYS_fspick,
+    libc::SYS_mount_setattr,
+    libc::SYS_unshare,
+    libc::SYS_setns,
+    libc::SYS_perf_event_open,
+    libc::SYS_kexec_load,
+    libc::SYS_kexec_file_load,
+    libc::SYS_init_module,
+    libc::SYS_finit_module,
+    libc::SYS_delete_module,
+    libc::SYS_swapon,
+    libc::SYS_swapoff,
+    libc::SYS_reboot,
+    libc::SYS_acct,
+    libc::SYS_quotactl,
+    libc::SYS_settimeofday,
+    libc::SYS_clock_settime,
+    libc::SYS_clock_adjtime,
+    libc::SYS_adjtimex,
+    libc::SYS_syslog,
+    libc::SYS_vhangup,
+    libc::SYS_name_to_handle_at,
+    libc::SYS_open_by_handle_at,
+    libc::SYS_lookup_dcookie,
+    libc::SYS_pidfd_getfd,
+    libc::SYS_fanotify_init,
+];
+
+/// Clone flags that create namespaces.
+const NAMESPACE_FLAGS: &[u64] = &[
+    libc::CLONE_NEWUSER as u64,
+    libc::CLONE_NEWNS as u64,
+    libc::CLONE_NEWPID as u64,
+    libc::CLONE_NEWNET as u64,
+    libc::CLONE_NEWIPC as u64,
+    libc::CLONE_NEWUTS as u64,
+    libc::CLONE_NEWCGROUP as u64,
+];
+
+/// The compiled programs, in the order they are installed, or why they
+/// could not be built.
+pub(super) fn programs() -> Result<&'static [BpfProgram], String> {
+    static PROGRAMS: OnceLock<Result<Vec<BpfProgram>, String>> = OnceLock::new();
+    PROGRAMS
+        .get_or_init(|| build().map_err(|e| e.to_string()))
+        .as_deref()
+        .map_err(Clone::clone)
+}
+
+fn build() -> Result<Vec<BpfProgram>, seccompiler::BackendError> {
+    let arch = TargetArch::try_from(std::env::consts::ARCH)
+        .map_err(|_| seccompiler::BackendError::InvalidTargetArch(std::env::consts::ARCH.into()))?;
+    let mut rules: BTreeMap<i64, Vec<SeccompRule>> =
+        DENIED.iter().map(|&nr| (nr, Vec::new())).collect();
+    let not_unix = SeccompCondition::new(
+        0,
+        SeccompCmpArgLen::Dword,
+        SeccompCmpOp::Ne,
+        libc::AF_UNIX as u64,
+    )?;
+    rules.insert(
+        libc::SYS_socket,
+        vec![SeccompRule::new(vec![not_unix.clone()])?],
+    );
+    rules.insert(
+        libc::SYS_socketpair,
+        vec![SeccompRule::new(vec![not_unix])?],
+    );
+    let mut clone_rules = Vec::new();
+    for &flag in NAMESPACE_FLAGS {
+        let cond = SeccompCondition::new(
+            0,
+            SeccompCmpArgLen::Qword,
+            SeccompCmpOp::MaskedEq(flag),
+            flag,
+        )?;
+        clone_rules.push(SeccompRule::new(vec![cond])?);
+    }
+    rules.insert(libc::SYS_clone, clone_rules);
+    let eperm = SeccompAction::Errno(libc::EPERM as u32);
+    let deny = SeccompFilter::new(rules, SeccompAction::Allow, eperm, arch)?;
+    let clone3: BTreeMap<i64, Vec<SeccompRule>> = [(libc::SYS_clone3, Vec::new())].into();
+    let enosys = SeccompAction::Errno(libc::ENOSYS as u32);
+    let no_clone3 = SeccompFilter::new(clone3, SeccompAction::Allow, enosys, arch)?;
+    Ok(vec![deny.try_into()?, no_clone3.try_into()?])
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_filter_compiles_for_this_architecture() {
+        let programs = super::programs().unwrap();
+        assert_eq!(programs.len(), 2);
+        assert!(
+            programs
+                .iter()
+                .all(|p| !p.is_empty() && p.len() < u16::MAX as usize)
+        );
+    }
+}
