@@ -2,7 +2,7 @@
 //! protected paths, redirecting their protection through a symlink.
 
 use std::fs;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use warden::capability::process::ProcessGrant;
 use warden::capability::{FsAccess, PathGuard, ProtectedReads};
@@ -65,18 +65,24 @@ fn writing_outside_the_workspace_fails() {
     let root = sb.root.path().canonicalize().unwrap();
     let home = HomeCanary::new("original");
     let grant = sb.grant(FsAccess::ReadWrite);
+    // A name of this run's own, so an escape that once succeeded cannot
+    // fail later runs, and is removed below whatever happens.
+    let etc = PathBuf::from(format!("/etc/warden-escape-{}", std::process::id()));
     let script = format!(
         "echo x > '{b}'; echo x >> '{h}'; echo x > '{r}/new.txt'; mkdir '{r}/newdir'; \
-         rm -f '{b}'; echo x > /etc/warden-escape; echo ok > inside.txt",
+         rm -f '{b}'; echo x > '{e}'; echo ok > inside.txt",
         b = beside.display(),
         h = home.0.display(),
-        r = root.display()
+        r = root.display(),
+        e = etc.display()
     );
     let r = sh(&grant, &script);
+    let escaped = etc.exists();
+    let _ = fs::remove_file(&etc);
     assert_eq!(fs::read_to_string(&beside).unwrap(), "original");
     assert_eq!(fs::read_to_string(&home.0).unwrap(), "original");
     assert!(!root.join("new.txt").exists() && !root.join("newdir").exists());
-    assert!(!Path::new("/etc/warden-escape").exists());
+    assert!(!escaped, "{} was written", etc.display());
     assert_eq!(
         fs::read_to_string(sb.workspace.join("inside.txt")).unwrap(),
         "ok\n"

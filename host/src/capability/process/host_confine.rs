@@ -11,17 +11,14 @@
 //! applied; they confine themselves with their own, narrower ruleset.
 
 use std::path::{Path, PathBuf};
-use std::sync::OnceLock;
-use std::sync::mpsc;
 
 use landlock::{
     AccessFs, BitFlags, CompatLevel, Compatible, PathBeneath, Ruleset, RulesetAttr,
     RulesetCreatedAttr, RulesetStatus,
 };
 
-use super::child::ChildPlan;
 use super::landlock::{ABI_USED, SYSTEM_DIRS, all_fs, open_path};
-use super::{ProcessError, spawn, support};
+use super::{ProcessError, spawner, support};
 use crate::capability::FsAccess;
 
 /// What the confined host may touch.
@@ -45,28 +42,6 @@ pub struct HostPaths {
 pub struct HostConfinement {
     /// The Landlock ABI the ruleset was built for.
     pub landlock_abi: u8,
-}
-
-type Job = (
-    ChildPlan,
-    mpsc::Sender<std::io::Result<(libc::pid_t, std::os::fd::OwnedFd)>>,
-);
-
-static SPAWNER: OnceLock<mpsc::Sender<Job>> = OnceLock::new();
-
-/// Starts `plan`'s child: from the spawner thread once the host is
-/// confined, else from the calling thread.
-pub(super) fn launch(plan: ChildPlan) -> std::io::Result<(libc::pid_t, std::os::fd::OwnedFd)> {
-    let Some(spawner) = SPAWNER.get() else {
-        return spawn::clone_with(plan);
-    };
-    let (reply, answer) = mpsc::channel();
-    spawner
-        .send((plan, reply))
-        .map_err(|_| std::io::Error::other("the spawner thread is gone"))?;
-    answer
-        .recv()
-        .map_err(|_| std::io::Error::other("the spawner thread is gone"))?
 }
 
 fn threads() -> usize {
@@ -126,7 +101,7 @@ pub fn confine_host(paths: &HostPaths) -> Result<HostConfinement, ProcessError> 
     ];
     allowed.extend(writable.into_iter().flatten().map(|p| (p, all_fs())));
 
-    start_spawner()?;
+    spawner::start()?;
     let err = |e: landlock::RulesetError| ProcessError::Landlock(e.to_string());
     let rules = allowed
         .iter()
@@ -158,26 +133,4 @@ fn rule(path: &Path, access: BitFlags<AccessFs>) -> Option<PathBeneath<std::os::
         false => access & AccessFs::from_file(ABI_USED),
     };
     Some(PathBeneath::new(fd, access))
-}
-
-/// Starts the thread confined children are cloned from, outside the
-/// domain about to be applied.
-fn start_spawner() -> Result<(), ProcessError> {
-    if SPAWNER.get().is_some() {
-        return Ok(());
-    }
-    let (tx, rx) = mpsc::channel::<Job>();
-    std::thread::Builder::new()
-        .name("warden-spawner".into())
-        .spawn(move || {
-            for (plan, reply) in rx {
-                let _ = reply.send(spawn::clone_with(plan));
-            }
-        })
-        .map_err(|source| ProcessError::Prepare {
-            what: "starting the spawner thread",
-            source,
-        })?;
-    let _ = SPAWNER.set(tx);
-    Ok(())
 }

@@ -25,8 +25,9 @@ mod protected;
 mod report;
 mod request;
 mod seccomp;
-#[allow(unsafe_code)]
 mod spawn;
+#[allow(unsafe_code)]
+mod spawner;
 mod supervise;
 #[allow(unsafe_code)]
 mod support;

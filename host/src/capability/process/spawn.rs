@@ -17,13 +17,12 @@ use std::sync::OnceLock;
 use std::time::Instant;
 
 use super::cgroup::CallCgroup;
-use super::child::{self, Bind, ChildPlan, Cover, MAX_TMP_BINDS, ProtectedMount, Stage};
+use super::child::{Bind, ChildPlan, Cover, MAX_TMP_BINDS, ProtectedMount, Stage};
 use super::landlock::{self as ll, Allowed};
 use super::protected::{self, Kind, Scan};
-use super::sys::{self, CArray};
 use super::{
     AppliedConfinement, Namespace, ProcessBound, ProcessError, ProcessGrant, ProcessRequest, env,
-    host_confine, seccomp, support,
+    seccomp, spawner, support,
 };
 use crate::capability::FsAccess;
 
@@ -209,7 +208,7 @@ pub(super) fn start(prepared: &mut Prepared) -> Result<Started, ProcessError> {
     };
     let program = plan.program.to_string_lossy().into_owned();
     let (_pid, pidfd) =
-        host_confine::launch(plan).map_err(prepare_err("starting the confined process"))?;
+        spawner::launch(plan).map_err(prepare_err("starting the confined process"))?;
     let started = Instant::now();
     let mut report = [0u8; 8];
     let mut got = 0;
@@ -238,19 +237,6 @@ pub(super) fn start(prepared: &mut Prepared) -> Result<Started, ProcessError> {
             source,
         },
     })
-}
-
-/// Runs `plan` in a new child of the calling thread; returns its pid and
-/// pidfd. The child's ends of the pipes close when `plan` drops here.
-pub(super) fn clone_with(plan: ChildPlan) -> std::io::Result<(libc::pid_t, OwnedFd)> {
-    let argv = CArray::new(&plan.argv);
-    let envp = CArray::new(&plan.env);
-    // SAFETY: the child runs only child::run, which makes async-signal-safe
-    // system calls on data prepared above, and never returns.
-    match unsafe { sys::clone_child() }? {
-        None => child::run(&plan, &argv, &envp),
-        Some(child) => Ok(child),
-    }
 }
 
 /// The components of `dir` below `/tmp`, if it lies there.
