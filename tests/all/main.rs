@@ -10,6 +10,7 @@ mod agent_context;
 mod agent_http;
 mod agent_progress;
 mod agent_reasoning;
+mod agent_stalls;
 mod approvals;
 mod audit;
 mod cli;

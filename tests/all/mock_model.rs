@@ -61,6 +61,9 @@ pub struct Reply {
     delay: Duration,
     /// Close the connection abruptly after this many events.
     cut_after: Option<usize>,
+    /// Go silent after this many events, keeping the connection open,
+    /// with an SSE comment every so often if given.
+    stall_after: Option<(usize, Option<Duration>)>,
 }
 
 #[derive(Debug, Clone)]
@@ -81,6 +84,7 @@ impl Reply {
             kind,
             delay: Duration::ZERO,
             cut_after: None,
+            stall_after: None,
         }
     }
 
@@ -129,6 +133,20 @@ impl Reply {
     /// Send `events` events, then close the connection mid-stream.
     pub fn cut_after(mut self, events: usize) -> Reply {
         self.cut_after = Some(events);
+        self
+    }
+
+    /// Send `events` events, then nothing, holding the connection open
+    /// until the server stops.
+    pub fn stall_after(mut self, events: usize) -> Reply {
+        self.stall_after = Some((events, None));
+        self
+    }
+
+    /// Send `events` events, then only an SSE comment (`: keep-alive`)
+    /// every `every`, never another event.
+    pub fn keep_alive_after(mut self, events: usize, every: Duration) -> Reply {
+        self.stall_after = Some((events, Some(every)));
         self
     }
 }
@@ -309,10 +327,21 @@ fn respond(format: WireFormat, reply: Reply) -> Response {
             return error_response(400, body.to_string(), None);
         }
     };
-    let (delay, cut_after) = (reply.delay, reply.cut_after);
+    let (delay, cut_after, stall_after) = (reply.delay, reply.cut_after, reply.stall_after);
     let stream = futures_util::stream::unfold(0usize, move |n| {
         let next = events.get(n).cloned();
         async move {
+            if let Some((at, keep_alive)) = stall_after
+                && n >= at
+            {
+                match keep_alive {
+                    Some(every) => {
+                        tokio::time::sleep(every).await;
+                        return Some((Ok(Bytes::from_static(b": keep-alive\n\n")), n + 1));
+                    }
+                    None => std::future::pending::<()>().await,
+                }
+            }
             if cut_after == Some(n) {
                 // Let the events before the cut reach the client first.
                 tokio::time::sleep(Duration::from_millis(20)).await;

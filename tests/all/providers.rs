@@ -16,6 +16,7 @@ use crate::mock_model::{MockModel, Reply, Script};
 mod errors;
 mod reasoning;
 mod requests;
+mod stalls;
 
 const FORMATS: [WireFormat; 3] = [
     WireFormat::OpenAiChat,
