@@ -85,7 +85,8 @@ pub struct Scheduler {
     pub workspace: PathBuf,
     pub limits: Limits,
     pub events: EventSink,
-    /// Set by an interrupt; running guests see it and stop.
+    /// Set by an interrupt or when the run's time is up; running guests
+    /// see it and stop.
     pub cancel: CancelToken,
     /// Where every call is recorded, with the session it belongs to.
     pub audit: Option<(Arc<AuditLog>, String)>,
@@ -237,7 +238,8 @@ fn progress_sink(id: String, events: EventSink, started: Instant) -> crate::runt
     })
 }
 
-/// A call that never ran because the run was interrupted.
+/// A call that never ran because the run was interrupted or ran out of
+/// time.
 pub fn cancelled(call: PreparedCall) -> FinishedCall {
     FinishedCall {
         prepared: call,
