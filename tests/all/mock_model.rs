@@ -69,6 +69,8 @@ pub struct Reply {
 #[derive(Debug, Clone)]
 enum ReplyKind {
     Turn(Script),
+    /// The turn as one JSON completion, not streamed.
+    Completion(Script),
     Events(Vec<String>),
     Status {
         status: u16,
@@ -91,6 +93,12 @@ impl Reply {
     /// A model turn, streamed in the server's wire format.
     pub fn turn(script: Script) -> Reply {
         Reply::new(ReplyKind::Turn(script))
+    }
+
+    /// A model turn answered as one JSON completion (`Content-Type:
+    /// application/json`), as a server that does not stream answers.
+    pub fn completion(script: Script) -> Reply {
+        Reply::new(ReplyKind::Completion(script))
     }
 
     /// Raw SSE events, each a complete event text (see [`sse_event`]);
@@ -309,12 +317,15 @@ async fn handle(
 fn respond(format: WireFormat, reply: Reply) -> Response {
     let events = match reply.kind {
         ReplyKind::Turn(script) => script.render(format),
+        ReplyKind::Completion(script) => {
+            return json_response(200, script.completion(format).to_string(), None);
+        }
         ReplyKind::Events(events) => events,
         ReplyKind::Status {
             status,
             body,
             retry_after,
-        } => return error_response(status, body, retry_after),
+        } => return json_response(status, body, retry_after),
         ReplyKind::ContextOverflow => {
             let body = match format {
                 WireFormat::OpenAiChat | WireFormat::OpenAiResponses => {
@@ -324,7 +335,7 @@ fn respond(format: WireFormat, reply: Reply) -> Response {
                     r#"{"type":"error","error":{"type":"invalid_request_error","message":"prompt is too long: 210000 tokens > 200000 maximum"}}"#
                 }
             };
-            return error_response(400, body.to_string(), None);
+            return json_response(400, body.to_string(), None);
         }
     };
     let (delay, cut_after, stall_after) = (reply.delay, reply.cut_after, reply.stall_after);
@@ -363,7 +374,7 @@ fn respond(format: WireFormat, reply: Reply) -> Response {
         .unwrap()
 }
 
-fn error_response(status: u16, body: String, retry_after: Option<String>) -> Response {
+fn json_response(status: u16, body: String, retry_after: Option<String>) -> Response {
     let mut response = Response::builder()
         .status(StatusCode::from_u16(status).unwrap())
         .header("content-type", "application/json");

@@ -17,6 +17,7 @@ mod errors;
 mod reasoning;
 mod requests;
 mod stalls;
+mod whole;
 
 const FORMATS: [WireFormat; 3] = [
     WireFormat::OpenAiChat,

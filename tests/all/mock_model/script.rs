@@ -81,6 +81,98 @@ impl Script {
         }
     }
 
+    /// The turn as the one JSON completion a server that does not stream
+    /// answers in `format` (Anthropic `tool_use` inputs parsed, so the
+    /// arguments must be a JSON object).
+    pub fn completion(&self, format: WireFormat) -> Value {
+        let (input, output) = self.usage;
+        let finish = self.finish_reason();
+        match format {
+            WireFormat::OpenAiChat => {
+                let calls: Vec<Value> = self
+                    .calls
+                    .iter()
+                    .map(|(id, name, args)| {
+                        json!({"id": id, "type": "function",
+                            "function": {"name": name, "arguments": args}})
+                    })
+                    .collect();
+                let mut message = json!({"role": "assistant",
+                    "content": (!self.text.is_empty()).then_some(&self.text)});
+                if !calls.is_empty() {
+                    message["tool_calls"] = calls.into();
+                }
+                if let Some(reasoning) = &self.reasoning {
+                    message["reasoning_content"] = reasoning.clone().into();
+                }
+                let reason = match finish {
+                    FinishReason::Stop => "stop".to_string(),
+                    FinishReason::ToolCalls => "tool_calls".to_string(),
+                    FinishReason::Length => "length".to_string(),
+                    FinishReason::Other { reason } => reason,
+                };
+                json!({"id": "chatcmpl-mock", "object": "chat.completion", "model": "mock",
+                    "choices": [{"index": 0, "message": message, "finish_reason": reason}],
+                    "usage": {"prompt_tokens": input, "completion_tokens": output,
+                        "total_tokens": input + output}})
+            }
+            WireFormat::OpenAiResponses => {
+                let mut items = Vec::new();
+                if let Some(text) = &self.reasoning {
+                    items.push(json!({"type": "reasoning", "id": "rs_mock",
+                        "summary": [{"type": "summary_text", "text": text}],
+                        "encrypted_content": encrypted(text)}));
+                }
+                if !self.text.is_empty() {
+                    items.push(json!({"type": "message", "id": "msg_mock",
+                        "role": "assistant", "status": "completed",
+                        "content": [{"type": "output_text", "text": self.text,
+                            "annotations": []}]}));
+                }
+                for (n, (call_id, name, args)) in self.calls.iter().enumerate() {
+                    items.push(json!({"type": "function_call", "id": format!("fc_{n}"),
+                        "call_id": call_id, "name": name, "arguments": args,
+                        "status": "completed"}));
+                }
+                let (status, details) = match finish {
+                    FinishReason::Stop | FinishReason::ToolCalls => ("completed", Value::Null),
+                    FinishReason::Length => ("incomplete", json!({"reason": "max_output_tokens"})),
+                    FinishReason::Other { reason } => ("incomplete", json!({"reason": reason})),
+                };
+                json!({"id": "resp_mock", "object": "response", "status": status,
+                    "output": items, "error": null, "incomplete_details": details,
+                    "usage": {"input_tokens": input, "output_tokens": output,
+                        "total_tokens": input + output}})
+            }
+            WireFormat::Anthropic => {
+                let mut content = Vec::new();
+                if let Some(text) = &self.reasoning {
+                    content.push(json!({"type": "thinking", "thinking": text,
+                        "signature": signature(text)}));
+                    content.push(json!({"type": "redacted_thinking", "data": redacted(text)}));
+                }
+                if !self.text.is_empty() {
+                    content.push(json!({"type": "text", "text": self.text}));
+                }
+                for (id, name, args) in &self.calls {
+                    let input: Value = serde_json::from_str(args).unwrap();
+                    content.push(json!({"type": "tool_use", "id": id, "name": name,
+                        "input": input}));
+                }
+                let reason = match finish {
+                    FinishReason::Stop => "end_turn".to_string(),
+                    FinishReason::ToolCalls => "tool_use".to_string(),
+                    FinishReason::Length => "max_tokens".to_string(),
+                    FinishReason::Other { reason } => reason,
+                };
+                json!({"id": "msg_mock", "type": "message", "role": "assistant",
+                    "model": "mock", "content": content, "stop_reason": reason,
+                    "stop_sequence": null,
+                    "usage": {"input_tokens": input, "output_tokens": output}})
+            }
+        }
+    }
+
     fn finish_reason(&self) -> FinishReason {
         self.finish
             .clone()
