@@ -269,6 +269,13 @@ pub enum ProviderError {
     BadResponse(String),
     #[error("cannot reach the provider: {0}")]
     Transport(String),
+    /// A model server on this machine refused the connection: retrying
+    /// would not start it.
+    #[error(
+        "nothing is listening at {url} (connection refused); start the model server, \
+         or point --base-url at the one that is running"
+    )]
+    NotListening { url: String },
     #[error("replay: {0}")]
     Replay(String),
 }

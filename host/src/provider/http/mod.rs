@@ -160,7 +160,10 @@ impl HttpProvider {
         let idle = self.config.idle_timeout;
         let response = match tokio::time::timeout(idle, request.send()).await {
             Ok(Ok(response)) => response,
-            Ok(Err(e)) => return Err(retry::transport_error(&e)),
+            Ok(Err(e)) => {
+                let loopback = is_loopback(&self.endpoint);
+                return Err(retry::send_error(&e, &self.endpoint, loopback));
+            }
             Err(_) => {
                 return Err(AttemptError::Retry {
                     reason: format!("no response from the provider within {idle:?}"),
@@ -243,6 +246,7 @@ impl HttpProvider {
             },
             ProviderError::BadResponse(m) => ProviderError::BadResponse(clean(m)),
             ProviderError::Transport(m) => ProviderError::Transport(clean(m)),
+            ProviderError::NotListening { url } => ProviderError::NotListening { url },
             ProviderError::Replay(m) => ProviderError::Replay(clean(m)),
         }
     }
