@@ -24,6 +24,7 @@ mod guest_units;
 mod limit_ceilings;
 mod limits;
 mod mock_model;
+mod oversized;
 mod plugin_refusals;
 mod plugin_trust;
 mod plugins;

@@ -239,7 +239,7 @@ impl Agent {
             (self.events)(AgentEvent::TurnStarted { turn: run.turn });
             let (streamed, early, announced) =
                 self.stream(&request, &scheduler, run.deadline).await;
-            let response = match streamed {
+            let mut response = match streamed {
                 Streamed::Stopped {
                     text,
                     calls,
@@ -282,9 +282,6 @@ impl Agent {
                 }
             };
             context_retry = false;
-            if let Some(rec) = &self.recorder {
-                rec.record(&response)?;
-            }
             let turn_usage = response.usage.unwrap_or_else(|| Usage {
                 input_tokens: context::request_tokens(&request),
                 output_tokens: context::text_tokens(&response.text)
@@ -296,6 +293,12 @@ impl Agent {
             });
             run.usage.input_tokens += turn_usage.input_tokens;
             run.usage.output_tokens += turn_usage.output_tokens;
+            // Run as issued; kept (recorded, stored, sent back) cut to size.
+            let calls = std::mem::take(&mut response.tool_calls);
+            response.tool_calls = calls.iter().map(scheduler::stored).collect();
+            if let Some(rec) = &self.recorder {
+                rec.record(&response)?;
+            }
 
             let assistant = Message::Assistant {
                 content: response.text.clone(),
@@ -319,7 +322,7 @@ impl Agent {
                 });
             }
             let finished = self
-                .execute(response.tool_calls, early, &announced, &scheduler, run)
+                .execute(calls, early, &announced, &scheduler, run)
                 .await;
             self.results(session, messages, finished, run)?;
             self.end_turn(session, run, Some(turn_usage))?;
@@ -407,14 +410,15 @@ impl Agent {
                 (self.events)(AgentEvent::Reasoning { text });
             }
             StreamEvent::ToolCallReady(call) => {
-                let prepared = PreparedCall::new(call.clone(), &self.catalog);
+                let prepared = PreparedCall::new(call, &self.catalog);
                 self.announce(&prepared);
-                turn.calls.push(call.clone());
-                turn.announced.insert(call.id.clone());
+                let stored = prepared.call.clone();
+                turn.calls.push(stored.clone());
+                turn.announced.insert(stored.id.clone());
                 turn.all_read_only &= prepared.read_only;
-                if turn.all_read_only && !early.contains_key(&call.id) {
+                if turn.all_read_only && !early.contains_key(&stored.id) {
                     let handle = scheduler.start(prepared).await;
-                    early.insert(call.id.clone(), (call, handle));
+                    early.insert(stored.id.clone(), (stored, handle));
                 }
             }
             StreamEvent::Retrying {

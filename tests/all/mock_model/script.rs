@@ -19,6 +19,8 @@ pub struct Script {
     calls: Vec<(String, String, String)>,
     finish: Option<FinishReason>,
     usage: (u64, u64),
+    /// Characters per streamed chunk; [`CHUNK`] when 0.
+    chunk: usize,
 }
 
 impl Script {
@@ -63,6 +65,13 @@ impl Script {
     /// End with `finish` instead of the default (tool calls if any, else stop).
     pub fn finish(mut self, finish: FinishReason) -> Script {
         self.finish = Some(finish);
+        self
+    }
+
+    /// Stream text and arguments in chunks of `chars` characters instead
+    /// of [`CHUNK`] (for arguments of megabytes).
+    pub fn chunk(mut self, chars: usize) -> Script {
+        self.chunk = chars;
         self
     }
 
@@ -173,6 +182,13 @@ impl Script {
         }
     }
 
+    /// `text` in chunks of [`CHUNK`] characters (or the script's own size).
+    fn pieces(&self, text: &str) -> Vec<String> {
+        let size = if self.chunk == 0 { CHUNK } else { self.chunk };
+        let chars: Vec<char> = text.chars().collect();
+        chars.chunks(size).map(|c| c.iter().collect()).collect()
+    }
+
     fn finish_reason(&self) -> FinishReason {
         self.finish
             .clone()
@@ -193,17 +209,17 @@ impl Script {
             json!({"role": "assistant", "content": ""}),
             Value::Null,
         )];
-        for piece in pieces(self.reasoning.as_deref().unwrap_or_default()) {
+        for piece in self.pieces(self.reasoning.as_deref().unwrap_or_default()) {
             out.push(chunk(json!({"reasoning_content": piece}), Value::Null));
         }
-        for piece in pieces(&self.text) {
+        for piece in self.pieces(&self.text) {
             out.push(chunk(json!({"content": piece}), Value::Null));
         }
         for (index, (id, name, args)) in self.calls.iter().enumerate() {
             let first = json!({"index": index, "id": id, "type": "function",
                 "function": {"name": name, "arguments": ""}});
             out.push(chunk(json!({"tool_calls": [first]}), Value::Null));
-            for piece in pieces(args) {
+            for piece in self.pieces(args) {
                 let more = json!({"index": index, "function": {"arguments": piece}});
                 out.push(chunk(json!({"tool_calls": [more]}), Value::Null));
             }
@@ -241,7 +257,7 @@ impl Script {
             out.push(ev(json!({"type": "response.reasoning_summary_part.added",
                 "item_id": "rs_mock", "output_index": index, "summary_index": 0,
                 "part": {"type": "summary_text", "text": ""}})));
-            for piece in pieces(text) {
+            for piece in self.pieces(text) {
                 out.push(ev(json!({"type": "response.reasoning_summary_text.delta",
                     "item_id": "rs_mock", "output_index": index, "summary_index": 0,
                     "delta": piece})));
@@ -256,7 +272,7 @@ impl Script {
                 "status": "in_progress", "content": []});
             out.push(ev(json!({"type": "response.output_item.added",
                 "output_index": index, "item": item})));
-            for piece in pieces(&self.text) {
+            for piece in self.pieces(&self.text) {
                 out.push(ev(
                     json!({"type": "response.output_text.delta", "item_id": "msg_mock",
                     "output_index": index, "content_index": 0, "delta": piece}),
@@ -281,7 +297,7 @@ impl Script {
             };
             out.push(ev(json!({"type": "response.output_item.added",
                 "output_index": index, "item": item("", "in_progress")})));
-            for piece in pieces(args) {
+            for piece in self.pieces(args) {
                 out.push(ev(json!({"type": "response.function_call_arguments.delta",
                     "item_id": item_id, "output_index": index, "delta": piece})));
             }
@@ -327,7 +343,7 @@ impl Script {
         if let Some(text) = &self.reasoning {
             out.push(ev(json!({"type": "content_block_start", "index": index,
                 "content_block": {"type": "thinking", "thinking": "", "signature": ""}})));
-            for piece in pieces(text) {
+            for piece in self.pieces(text) {
                 out.push(ev(json!({"type": "content_block_delta", "index": index,
                     "delta": {"type": "thinking_delta", "thinking": piece}})));
             }
@@ -350,7 +366,7 @@ impl Script {
         if !self.text.is_empty() {
             out.push(ev(json!({"type": "content_block_start", "index": index,
                 "content_block": {"type": "text", "text": ""}})));
-            for piece in pieces(&self.text) {
+            for piece in self.pieces(&self.text) {
                 out.push(ev(json!({"type": "content_block_delta", "index": index,
                     "delta": {"type": "text_delta", "text": piece}})));
             }
@@ -360,7 +376,7 @@ impl Script {
         for (id, name, args) in &self.calls {
             out.push(ev(json!({"type": "content_block_start", "index": index,
                 "content_block": {"type": "tool_use", "id": id, "name": name, "input": {}}})));
-            for piece in pieces(args) {
+            for piece in self.pieces(args) {
                 out.push(ev(json!({"type": "content_block_delta", "index": index,
                     "delta": {"type": "input_json_delta", "partial_json": piece}})));
             }
@@ -394,10 +410,4 @@ pub fn redacted(text: &str) -> String {
 /// The `encrypted_content` of the Responses reasoning item for `text`.
 pub fn encrypted(text: &str) -> String {
     format!("gAAAA-ENC{}", text.len())
-}
-
-/// `text` in chunks of [`CHUNK`] characters.
-fn pieces(text: &str) -> Vec<String> {
-    let chars: Vec<char> = text.chars().collect();
-    chars.chunks(CHUNK).map(|c| c.iter().collect()).collect()
 }
