@@ -11,6 +11,7 @@ mod agent_http;
 mod agent_progress;
 mod agent_reasoning;
 mod agent_stalls;
+mod agent_watchdog;
 mod approvals;
 mod audit;
 mod cli;
