@@ -4,8 +4,11 @@
 //! grant or the user → the call runs in the sandbox with the effective
 //! grant. Every path ends in a [`ToolOutcome`]; rejections before execution
 //! are marked so the CLI can tell bad input from tool failure, and a call
-//! that needs approval never runs without it.
+//! that needs approval never runs without it. Input over [`MAX_INPUT_BYTES`]
+//! is refused before it is parsed, and no message quotes more than a short
+//! prefix of a bad value.
 
+use std::borrow::Cow;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -15,8 +18,33 @@ use crate::capability::{Grant, GrantCut, WriteMode};
 use crate::plugin::Catalog;
 use crate::policy::{CallFacts, DecidedBy, Decision, LimitOverrides, Policy, Verdict};
 use crate::policy::{grant_from_declared, grant_from_policy};
-use crate::protocol::{ErrorKind, ToolError, ToolOutcome};
+use crate::protocol::{ErrorKind, QUOTE_BYTES, ToolError, ToolOutcome, excerpt, prefix};
 use crate::runtime::{CallReport, CallRequest};
+
+/// The most bytes of input (a call's arguments, as JSON text) one call may
+/// carry. Larger input is refused as invalid, and what records of it keep
+/// is [`stored_input`].
+pub const MAX_INPUT_BYTES: usize = 1 << 20;
+
+/// The most bytes of a tool's error message the host passes on.
+pub const MAX_ERROR_BYTES: usize = 1024;
+
+/// Schema violations listed in one error message; the rest are counted.
+const MAX_PROBLEMS: usize = 10;
+
+/// What a record (session, audit log, event) keeps of `input`: all of it
+/// up to [`MAX_INPUT_BYTES`]; past that, a short prefix and a marker giving
+/// its size.
+pub fn stored_input(input: &str) -> Cow<'_, str> {
+    if input.len() <= MAX_INPUT_BYTES {
+        return Cow::Borrowed(input);
+    }
+    Cow::Owned(format!(
+        "{}… [cut: {} bytes, over the {MAX_INPUT_BYTES}-byte limit on a call's input]",
+        prefix(input, QUOTE_BYTES),
+        input.len()
+    ))
+}
 
 /// A request to run one tool.
 pub struct Invocation<'a> {
@@ -115,6 +143,15 @@ fn run_unhidden(
         r
     };
 
+    if inv.input.len() > MAX_INPUT_BYTES {
+        let message = format!(
+            "the input is {} bytes, over the limit of {MAX_INPUT_BYTES} bytes (1 MiB) \
+             on one call's input; send less in one call, splitting the work over several",
+            inv.input.len()
+        );
+        return reject(result, ErrorKind::InvalidInput, message);
+    }
+
     let Some((entry, _spec)) = catalog.find_tool(inv.tool) else {
         return reject(
             result,
@@ -164,10 +201,7 @@ fn run_unhidden(
             );
         }
     };
-    let problems: Vec<String> = validator
-        .iter_errors(&input)
-        .map(|e| describe_violation(&e))
-        .collect();
+    let problems = schema_problems(&validator, &input);
     if !problems.is_empty() {
         let message = format!(
             "input does not match the schema of {}: {}",
@@ -240,7 +274,7 @@ fn run_unhidden(
         }
     };
     let canonical_input = input.to_string();
-    let report = plugin.call(CallRequest {
+    let mut report = plugin.call(CallRequest {
         call_id,
         tool: inv.tool,
         input: &canonical_input,
@@ -250,6 +284,11 @@ fn run_unhidden(
         progress: inv.progress,
     });
     result.stage = Stage::Executed;
+    if let ToolOutcome::Error(e) = &mut report.outcome
+        && e.message.len() > MAX_ERROR_BYTES
+    {
+        e.message = excerpt(&e.message, MAX_ERROR_BYTES).into_owned();
+    }
     result.outcome = report.outcome.clone();
     result.grant = Some(grant);
     result.grant_cuts = cuts;
@@ -279,7 +318,26 @@ fn denial(policy: &Policy, d: &Decision) -> String {
     format!("denied by {by} of policy {}{because}", policy.name)
 }
 
-/// `input.a.b: message`, naming the offending field.
+/// How `input` violates the schema, at most [`MAX_PROBLEMS`] violations
+/// and a count of the rest.
+fn schema_problems(validator: &jsonschema::Validator, input: &serde_json::Value) -> Vec<String> {
+    let mut problems = Vec::new();
+    let mut more = 0;
+    for e in validator.iter_errors(input) {
+        if problems.len() < MAX_PROBLEMS {
+            problems.push(describe_violation(&e));
+        } else {
+            more += 1;
+        }
+    }
+    if more > 0 {
+        problems.push(format!("and {more} more"));
+    }
+    problems
+}
+
+/// `input.a.b: message`, naming the offending field and quoting at most
+/// [`QUOTE_BYTES`] of the offending value.
 fn describe_violation(e: &jsonschema::ValidationError<'_>) -> String {
     let pointer = e.instance_path().to_string();
     let field: String =
@@ -293,16 +351,22 @@ fn describe_violation(e: &jsonschema::ValidationError<'_>) -> String {
                     format!("{acc}.{part}")
                 }
             });
-    format!("{field}: {e}")
+    let value = e.instance().to_string();
+    let message = e.masked_with(excerpt(&value, QUOTE_BYTES)).to_string();
+    // Property names come from the input too, in the path and the message.
+    excerpt(&format!("{field}: {message}"), 2 * QUOTE_BYTES).into_owned()
 }
 
 fn unknown_tool_message(catalog: &Catalog, name: &str) -> String {
+    // A name longer than any tool's by more than 3 is no typo of one.
     let best = catalog
         .tools()
         .map(|(_, t)| t.name.as_str())
+        .filter(|t| name.chars().nth(t.chars().count() + 3).is_none())
         .map(|t| (strsim::levenshtein(t, name), t))
         .filter(|(d, _)| *d <= 3)
         .min();
+    let name = excerpt(name, QUOTE_BYTES);
     match best {
         Some((_, t)) => {
             format!("unknown tool `{name}`; did you mean `{t}`? (see `warden tool list`)")
@@ -332,4 +396,39 @@ fn new_call_id() -> String {
         std::process::id() & 0xffff,
         NEXT.fetch_add(1, Ordering::Relaxed)
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn schema_problems_quote_a_short_prefix_and_count_what_they_leave_out() {
+        let schema = json!({"type": "object", "properties": {
+            "path": {"type": "string", "maxLength": 10},
+            "n": {"type": "array", "items": {"type": "integer"}}},
+            "additionalProperties": false});
+        let validator = jsonschema::validator_for(&schema).unwrap();
+        let long = "p".repeat(5 << 20);
+        let problems = schema_problems(&validator, &json!({ "path": long }));
+        assert_eq!(problems.len(), 1);
+        assert!(problems[0].len() < 2 * QUOTE_BYTES + 40, "{}", problems[0]);
+        assert!(
+            problems[0].starts_with("input.path: \"ppp")
+                && problems[0].contains(&format!("[{} bytes in all]", long.len() + 2)),
+            "{}",
+            problems[0]
+        );
+
+        let many: Vec<&str> = vec!["x"; 50];
+        let key = "k".repeat(1 << 20);
+        let problems = schema_problems(&validator, &json!({ "n": many, key: 1 }));
+        assert_eq!(problems.len(), MAX_PROBLEMS + 1);
+        assert_eq!(problems[MAX_PROBLEMS], "and 41 more");
+        assert!(problems.iter().all(|p| p.len() < 2 * QUOTE_BYTES + 40));
+
+        let short = schema_problems(&validator, &json!({"path": 7}));
+        assert_eq!(short, [r#"input.path: 7 is not of type "string""#]);
+    }
 }

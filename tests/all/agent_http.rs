@@ -143,6 +143,41 @@ fn a_model_that_keeps_failing_ends_the_run_with_its_reason() {
 }
 
 #[test]
+fn a_base_url_where_nothing_listens_fails_the_run_at_once_saying_so() {
+    let sb = Sandbox::new();
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let base = format!("http://127.0.0.1:{port}/v1");
+    let out = warden(shared_home())
+        .env("OPENAI_API_KEY", KEY)
+        .args(["run", "--json", "--base-url", &base, "-w"])
+        .arg(sb.ws())
+        .arg("x")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(5));
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    let events: Vec<Value> = stdout
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert!(
+        !events.iter().any(|e| e["type"] == "retrying"),
+        "no retries: {stdout}"
+    );
+    let finished = events.iter().find(|e| e["type"] == "finished").unwrap();
+    assert_eq!(finished["reason"]["kind"], "provider_failed");
+    let message = finished["reason"]["message"].as_str().unwrap();
+    assert!(
+        message.contains(&format!("nothing is listening at {base}/chat/completions")),
+        "{message}"
+    );
+}
+
+#[test]
 fn no_call_runs_after_an_interrupt_in_the_middle_of_a_stream() {
     let sb = Sandbox::new();
     let server = MockModel::start(WireFormat::OpenAiChat);

@@ -61,11 +61,16 @@ pub struct Reply {
     delay: Duration,
     /// Close the connection abruptly after this many events.
     cut_after: Option<usize>,
+    /// Go silent after this many events, keeping the connection open,
+    /// with an SSE comment every so often if given.
+    stall_after: Option<(usize, Option<Duration>)>,
 }
 
 #[derive(Debug, Clone)]
 enum ReplyKind {
     Turn(Script),
+    /// The turn as one JSON completion, not streamed.
+    Completion(Script),
     Events(Vec<String>),
     Status {
         status: u16,
@@ -81,12 +86,19 @@ impl Reply {
             kind,
             delay: Duration::ZERO,
             cut_after: None,
+            stall_after: None,
         }
     }
 
     /// A model turn, streamed in the server's wire format.
     pub fn turn(script: Script) -> Reply {
         Reply::new(ReplyKind::Turn(script))
+    }
+
+    /// A model turn answered as one JSON completion (`Content-Type:
+    /// application/json`), as a server that does not stream answers.
+    pub fn completion(script: Script) -> Reply {
+        Reply::new(ReplyKind::Completion(script))
     }
 
     /// Raw SSE events, each a complete event text (see [`sse_event`]);
@@ -129,6 +141,20 @@ impl Reply {
     /// Send `events` events, then close the connection mid-stream.
     pub fn cut_after(mut self, events: usize) -> Reply {
         self.cut_after = Some(events);
+        self
+    }
+
+    /// Send `events` events, then nothing, holding the connection open
+    /// until the server stops.
+    pub fn stall_after(mut self, events: usize) -> Reply {
+        self.stall_after = Some((events, None));
+        self
+    }
+
+    /// Send `events` events, then only an SSE comment (`: keep-alive`)
+    /// every `every`, never another event.
+    pub fn keep_alive_after(mut self, events: usize, every: Duration) -> Reply {
+        self.stall_after = Some((events, Some(every)));
         self
     }
 }
@@ -291,12 +317,15 @@ async fn handle(
 fn respond(format: WireFormat, reply: Reply) -> Response {
     let events = match reply.kind {
         ReplyKind::Turn(script) => script.render(format),
+        ReplyKind::Completion(script) => {
+            return json_response(200, script.completion(format).to_string(), None);
+        }
         ReplyKind::Events(events) => events,
         ReplyKind::Status {
             status,
             body,
             retry_after,
-        } => return error_response(status, body, retry_after),
+        } => return json_response(status, body, retry_after),
         ReplyKind::ContextOverflow => {
             let body = match format {
                 WireFormat::OpenAiChat | WireFormat::OpenAiResponses => {
@@ -306,13 +335,24 @@ fn respond(format: WireFormat, reply: Reply) -> Response {
                     r#"{"type":"error","error":{"type":"invalid_request_error","message":"prompt is too long: 210000 tokens > 200000 maximum"}}"#
                 }
             };
-            return error_response(400, body.to_string(), None);
+            return json_response(400, body.to_string(), None);
         }
     };
-    let (delay, cut_after) = (reply.delay, reply.cut_after);
+    let (delay, cut_after, stall_after) = (reply.delay, reply.cut_after, reply.stall_after);
     let stream = futures_util::stream::unfold(0usize, move |n| {
         let next = events.get(n).cloned();
         async move {
+            if let Some((at, keep_alive)) = stall_after
+                && n >= at
+            {
+                match keep_alive {
+                    Some(every) => {
+                        tokio::time::sleep(every).await;
+                        return Some((Ok(Bytes::from_static(b": keep-alive\n\n")), n + 1));
+                    }
+                    None => std::future::pending::<()>().await,
+                }
+            }
             if cut_after == Some(n) {
                 // Let the events before the cut reach the client first.
                 tokio::time::sleep(Duration::from_millis(20)).await;
@@ -334,7 +374,7 @@ fn respond(format: WireFormat, reply: Reply) -> Response {
         .unwrap()
 }
 
-fn error_response(status: u16, body: String, retry_after: Option<String>) -> Response {
+fn json_response(status: u16, body: String, retry_after: Option<String>) -> Response {
     let mut response = Response::builder()
         .status(StatusCode::from_u16(status).unwrap())
         .header("content-type", "application/json");

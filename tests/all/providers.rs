@@ -16,6 +16,8 @@ use crate::mock_model::{MockModel, Reply, Script};
 mod errors;
 mod reasoning;
 mod requests;
+mod stalls;
+mod whole;
 
 const FORMATS: [WireFormat; 3] = [
     WireFormat::OpenAiChat,
@@ -358,29 +360,34 @@ async fn a_stalled_stream_times_out_and_is_retried() {
 }
 
 #[tokio::test]
-async fn connection_refused_is_retried_then_reported() {
+async fn a_refused_loopback_connection_fails_at_once_naming_the_url() {
     let port = std::net::TcpListener::bind("127.0.0.1:0")
         .unwrap()
         .local_addr()
         .unwrap()
         .port();
-    let cfg = ProviderConfig {
-        format: WireFormat::OpenAiChat,
-        base_url: format!("http://127.0.0.1:{port}/v1"),
-        model: "m".into(),
-        api_key: Some(ApiKey::new(KEY)),
-        retry: retries(1),
-        idle_timeout: Duration::from_secs(5),
-    };
-    let (result, events) = run(&HttpProvider::new(cfg).unwrap(), &ask("hi")).await;
-    assert!(
-        matches!(
-            result,
-            Err(ProviderError::RetriesExhausted { attempts: 2, .. })
-        ),
-        "{result:?}"
-    );
-    assert_eq!(retrying(&events).len(), 1);
+    for host in ["127.0.0.1", "localhost"] {
+        let cfg = ProviderConfig {
+            format: WireFormat::OpenAiChat,
+            base_url: format!("http://{host}:{port}/v1"),
+            model: "m".into(),
+            api_key: Some(ApiKey::new(KEY)),
+            retry: retries(3),
+            idle_timeout: Duration::from_secs(5),
+        };
+        let (result, events) = run(&HttpProvider::new(cfg).unwrap(), &ask("hi")).await;
+        let url = format!("http://{host}:{port}/v1/chat/completions");
+        match &result {
+            Err(ProviderError::NotListening { url: u }) => assert_eq!(*u, url),
+            other => panic!("{host}: expected NotListening, got {other:?}"),
+        }
+        let shown = result.unwrap_err().to_string();
+        assert!(
+            shown.contains("nothing is listening at") && shown.contains(&url),
+            "{shown}"
+        );
+        assert!(retrying(&events).is_empty(), "{host}: not retried");
+    }
 }
 
 #[tokio::test]

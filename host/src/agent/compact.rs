@@ -12,6 +12,7 @@ use tokio::sync::mpsc::unbounded_channel;
 use crate::provider::{Message, ModelRequest, ProviderError};
 
 use super::context::{self, SUMMARY_PROMPT};
+use super::deadline::Deadline;
 use super::session::{Record, SessionWriter};
 use super::{Agent, AgentEvent, SessionError, StopReason};
 
@@ -27,12 +28,13 @@ pub(super) enum Compacted {
 impl Agent {
     /// Summarize older turns with the model, keeping about `keep` tokens
     /// of the latest history verbatim. `Ok(Err(stop))` when the model
-    /// could not do it and the run must stop.
+    /// could not do it before `deadline` and the run must stop.
     pub(super) async fn compact(
         &self,
         session: &mut SessionWriter,
         messages: &mut Vec<Message>,
         keep: u64,
+        deadline: Deadline,
     ) -> Result<Result<Compacted, StopReason>, SessionError> {
         let Some(cut) = context::split_point(messages, keep) else {
             return Ok(Ok(Compacted::NothingToSummarize));
@@ -50,6 +52,7 @@ impl Agent {
         let response = tokio::select! {
             biased;
             () = self.interrupt.wait() => return Ok(Err(StopReason::Cancelled)),
+            () = deadline.reached() => return Ok(Err(self.out_of_time())),
             r = self.provider.complete(&request, &tx) => r,
         };
         let response = match response {
@@ -96,18 +99,21 @@ impl Agent {
         messages: &mut Vec<Message>,
         message: String,
         retried: bool,
+        deadline: Deadline,
     ) -> Result<Option<StopReason>, SessionError> {
         if retried {
             return Ok(Some(StopReason::ContextOverflow { message }));
         }
         let history: u64 = messages.iter().map(context::message_tokens).sum();
         let keep = self.config.context.keep_recent.min(history / 4);
-        Ok(match self.compact(session, messages, keep).await? {
-            Ok(Compacted::Yes) => None,
-            Ok(Compacted::NothingToSummarize) => Some(StopReason::ContextOverflow {
-                message: format!("{message}; there were no older turns to summarize"),
-            }),
-            Err(stop) => Some(stop),
-        })
+        Ok(
+            match self.compact(session, messages, keep, deadline).await? {
+                Ok(Compacted::Yes) => None,
+                Ok(Compacted::NothingToSummarize) => Some(StopReason::ContextOverflow {
+                    message: format!("{message}; there were no older turns to summarize"),
+                }),
+                Err(stop) => Some(stop),
+            },
+        )
     }
 }

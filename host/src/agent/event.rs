@@ -122,7 +122,8 @@ pub enum StopReason {
     TokenBudget { limit: u64, used: u64 },
     /// The model repeated itself without progress.
     LoopDetected { detail: String },
-    /// Too many tool calls failed in a row.
+    /// Every tool call failed in `count` turns in a row (see
+    /// [`super::LoopLimits::consecutive_errors`]).
     RepeatedErrors { count: u32 },
     /// The user interrupted the run.
     Cancelled,
@@ -168,7 +169,10 @@ impl std::fmt::Display for StopReason {
             }
             StopReason::LoopDetected { detail } => write!(f, "stopped: loop detected ({detail})"),
             StopReason::RepeatedErrors { count } => {
-                write!(f, "stopped: {count} tool calls failed in a row")
+                write!(
+                    f,
+                    "stopped: every tool call failed in {count} turns in a row"
+                )
             }
             StopReason::Cancelled => write!(f, "cancelled"),
             StopReason::ProviderFailed { message } => write!(f, "model failed: {message}"),

@@ -8,6 +8,7 @@
 
 mod compact;
 mod context;
+mod deadline;
 mod event;
 mod results;
 mod scheduler;
@@ -51,7 +52,8 @@ pub struct AgentConfig {
     pub system_prompt: String,
     /// Most model turns in one run.
     pub max_turns: u32,
-    /// Wall-clock budget for the run.
+    /// Wall-clock budget for the run: when it runs out, the model's stream
+    /// and the running calls are cut short.
     pub time_budget: Option<Duration>,
     /// Tokens (input plus output, over all turns) the run may use.
     pub token_budget: Option<u64>,

@@ -26,6 +26,12 @@ impl Agent {
         finished: Vec<FinishedCall>,
         run: &mut RunState,
     ) -> Result<(), SessionError> {
+        let failed = finished.iter().filter(|f| scheduler::failed(f)).count();
+        if let Some(Alarm::Errors(count)) = run.watchdog.turn(finished.len(), failed)
+            && run.stop.is_none()
+        {
+            run.stop = Some(StopReason::RepeatedErrors { count });
+        }
         for f in finished {
             let id = f.prepared.call.id.clone();
             let decision = f.result.as_ref().and_then(|r| r.decision.clone());
@@ -82,11 +88,6 @@ impl Agent {
                     .collect(),
                 duration_ms: f.duration_ms,
             });
-            if let Some(Alarm::Errors(count)) = run.watchdog.result(scheduler::failed(&f))
-                && run.stop.is_none()
-            {
-                run.stop = Some(StopReason::RepeatedErrors { count });
-            }
             let is_error = match &f.outcome {
                 ToolOutcome::Success(_) => false,
                 ToolOutcome::Error(_) | ToolOutcome::Cancelled | ToolOutcome::Denied { .. } => true,

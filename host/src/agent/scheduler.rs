@@ -17,7 +17,7 @@ use crate::approval::Approvals;
 use crate::audit::AuditLog;
 use crate::base::{CancelToken, Limits, ProgressEvent};
 use crate::capability::WriteMode;
-use crate::pipeline::{self, CallResult, Invocation};
+use crate::pipeline::{self, CallResult, Invocation, MAX_INPUT_BYTES, stored_input};
 use crate::plugin::Catalog;
 use crate::policy::Policy;
 use crate::protocol::ToolOutcome;
@@ -28,9 +28,11 @@ use super::{AgentEvent, EventSink, PROGRESS_INTERVAL, RATIONALE_FIELD};
 /// A call as the model issued it, with the host's own field taken out.
 #[derive(Debug, Clone)]
 pub struct PreparedCall {
+    /// The call as records keep it (see [`stored`]).
     pub call: ToolCall,
-    /// The input the plugin sees: the model's arguments without the
-    /// rationale (or the raw text when it is not a JSON object).
+    /// The input the pipeline gets: the model's arguments without the
+    /// rationale (or the raw text when it is not a JSON object, or over
+    /// [`MAX_INPUT_BYTES`], which the pipeline refuses).
     pub input: String,
     pub rationale: Option<String>,
     pub read_only: bool,
@@ -44,6 +46,14 @@ impl PreparedCall {
             .find_tool(&call.name)
             .map(|(_, spec)| spec.annotations.read_only)
             .unwrap_or(true);
+        if call.arguments.len() > MAX_INPUT_BYTES {
+            return PreparedCall {
+                call: stored(&call),
+                input: call.arguments,
+                rationale: None,
+                read_only,
+            };
+        }
         let mut input = call.arguments.clone();
         let mut rationale = None;
         if let Ok(serde_json::Value::Object(mut map)) =
@@ -64,8 +74,22 @@ impl PreparedCall {
 
     /// The arguments for display: parsed when they parse.
     pub fn shown_arguments(&self) -> serde_json::Value {
+        if self.input.len() > MAX_INPUT_BYTES {
+            return serde_json::Value::String(self.call.arguments.clone());
+        }
         serde_json::from_str(&self.input)
             .unwrap_or_else(|_| serde_json::Value::String(self.input.clone()))
+    }
+}
+
+/// `call` as the session, the context and the recording keep it: its
+/// arguments cut to a short prefix and their size when they are over
+/// [`MAX_INPUT_BYTES`].
+pub fn stored(call: &ToolCall) -> ToolCall {
+    ToolCall {
+        id: call.id.clone(),
+        name: call.name.clone(),
+        arguments: stored_input(&call.arguments).into_owned(),
     }
 }
 
@@ -85,7 +109,8 @@ pub struct Scheduler {
     pub workspace: PathBuf,
     pub limits: Limits,
     pub events: EventSink,
-    /// Set by an interrupt; running guests see it and stop.
+    /// Set by an interrupt or when the run's time is up; running guests
+    /// see it and stop.
     pub cancel: CancelToken,
     /// Where every call is recorded, with the session it belongs to.
     pub audit: Option<(Arc<AuditLog>, String)>,
@@ -237,7 +262,8 @@ fn progress_sink(id: String, events: EventSink, started: Instant) -> crate::base
     })
 }
 
-/// A call that never ran because the run was interrupted.
+/// A call that never ran because the run was interrupted or ran out of
+/// time.
 pub fn cancelled(call: PreparedCall) -> FinishedCall {
     FinishedCall {
         prepared: call,

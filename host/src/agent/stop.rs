@@ -1,5 +1,9 @@
 //! Detectors for runs that stopped making progress: the same call over and
 //! over, the same answer over and over, or failure after failure.
+//!
+//! Failures are counted by turn, not by call: a turn is one observation
+//! however many calls it ran in parallel, so one wide turn of misses (a
+//! model probing eight paths at once) never ends a run by itself.
 
 use crate::provider::ToolCall;
 
@@ -13,7 +17,9 @@ pub struct LoopLimits {
     pub same_call: u32,
     /// The same non-empty assistant text this many turns in a row stops it.
     pub same_text: u32,
-    /// This many failed (error or denied) tool calls in a row stop it.
+    /// This many turns in a row in which every tool call failed (an error
+    /// or a denial) stop it; a turn with any call that did not fail starts
+    /// the count again.
     pub consecutive_errors: u32,
 }
 
@@ -35,7 +41,7 @@ pub struct Watchdog {
     same_call: u32,
     last_text: Option<String>,
     same_text: u32,
-    errors: u32,
+    failing_turns: u32,
 }
 
 /// What the watchdog saw.
@@ -90,14 +96,19 @@ impl Watchdog {
         })
     }
 
-    /// Note whether a call failed.
-    pub fn result(&mut self, failed: bool) -> Option<Alarm> {
-        if failed {
-            self.errors += 1;
-        } else {
-            self.errors = 0;
+    /// Note how a turn's `calls` went, `failed` of them having failed. A
+    /// turn without calls is no observation.
+    pub fn turn(&mut self, calls: usize, failed: usize) -> Option<Alarm> {
+        if calls == 0 {
+            return None;
         }
-        (self.errors >= self.limits.consecutive_errors).then_some(Alarm::Errors(self.errors))
+        if failed >= calls {
+            self.failing_turns += 1;
+        } else {
+            self.failing_turns = 0;
+        }
+        (self.failing_turns >= self.limits.consecutive_errors)
+            .then_some(Alarm::Errors(self.failing_turns))
     }
 }
 
@@ -147,9 +158,24 @@ mod tests {
         });
         assert_eq!(w.text("hmm"), None);
         assert!(w.text(" hmm ").is_some());
-        assert_eq!(w.result(true), None);
-        assert_eq!(w.result(false), None);
-        assert_eq!(w.result(true), None);
-        assert_eq!(w.result(true), Some(Alarm::Errors(2)));
+        assert_eq!(w.turn(1, 1), None);
+        assert_eq!(
+            w.turn(2, 1),
+            None,
+            "a call that worked starts the count again"
+        );
+        assert_eq!(w.turn(0, 0), None, "no calls, no observation");
+        assert_eq!(w.turn(1, 1), None);
+        assert_eq!(w.turn(3, 3), Some(Alarm::Errors(2)));
+    }
+
+    #[test]
+    fn one_wide_turn_of_failures_is_one_observation() {
+        let mut w = Watchdog::new(LoopLimits::default());
+        assert_eq!(w.turn(50, 50), None);
+        for _ in 2..LoopLimits::default().consecutive_errors {
+            assert_eq!(w.turn(1, 1), None);
+        }
+        assert_eq!(w.turn(1, 1), Some(Alarm::Errors(8)));
     }
 }

@@ -22,6 +22,7 @@ use crate::provider::{
 
 use super::compact::Compacted;
 use super::context;
+use super::deadline::Deadline;
 use super::scheduler::{self, FinishedCall, PreparedCall, Scheduler};
 use super::session::{Record, SessionWriter};
 use super::stop::{Alarm, Watchdog};
@@ -96,10 +97,12 @@ pub struct Agent {
 /// What came of streaming one model turn.
 enum Streamed {
     Complete(Result<ModelResponse, ProviderError>),
-    /// Interrupted: the text and the complete calls that arrived before.
-    Interrupted {
+    /// Cut short by an interrupt or the time budget (`reason`): the text
+    /// and the complete calls that arrived before.
+    Stopped {
         text: String,
         calls: Vec<ToolCall>,
+        reason: StopReason,
     },
 }
 
@@ -116,8 +119,10 @@ impl Agent {
         task: &str,
         turns_before: u32,
     ) -> RunSummary {
+        let started = Instant::now();
         let mut run = RunState {
-            started: Instant::now(),
+            started,
+            deadline: Deadline::after(started, self.config.time_budget),
             usage: Usage::default(),
             turn: turns_before,
             watchdog: Watchdog::new(self.config.loops),
@@ -173,13 +178,17 @@ impl Agent {
         session.sync_soon()?;
         messages.push(user);
 
+        let calls_cancel = CancelToken::new();
+        let _watch = run
+            .deadline
+            .cancel_calls(self.interrupt.token.clone(), calls_cancel.clone());
         let mut scheduler = Scheduler::new(
             self.catalog.clone(),
             self.policy.clone(),
             cfg.workspace.clone(),
             cfg.limits.clone(),
             self.events.clone(),
-            self.interrupt.token.clone(),
+            calls_cancel,
             cfg.parallel,
         );
         scheduler.audit = self
@@ -217,7 +226,7 @@ impl Agent {
             if context::request_tokens(&self.request(messages, &tools)) > cfg.context.compact_above
             {
                 match self
-                    .compact(session, messages, cfg.context.keep_recent)
+                    .compact(session, messages, cfg.context.keep_recent, run.deadline)
                     .await?
                 {
                     Ok(Compacted::Yes | Compacted::NothingToSummarize) => {}
@@ -228,9 +237,14 @@ impl Agent {
             let request = self.request(messages, &tools);
             run.turn += 1;
             (self.events)(AgentEvent::TurnStarted { turn: run.turn });
-            let (streamed, early, announced) = self.stream(&request, &scheduler).await;
-            let response = match streamed {
-                Streamed::Interrupted { text, calls } => {
+            let (streamed, early, announced) =
+                self.stream(&request, &scheduler, run.deadline).await;
+            let mut response = match streamed {
+                Streamed::Stopped {
+                    text,
+                    calls,
+                    reason,
+                } => {
                     let assistant = Message::Assistant {
                         content: text,
                         tool_calls: calls.clone(),
@@ -245,13 +259,13 @@ impl Agent {
                         .await;
                     self.results(session, messages, finished, run)?;
                     self.end_turn(session, run, None)?;
-                    return Ok(StopReason::Cancelled);
+                    return Ok(reason);
                 }
                 Streamed::Complete(Ok(r)) => r,
                 Streamed::Complete(Err(ProviderError::ContextLength { message })) => {
                     run.turn -= 1;
                     match self
-                        .after_overflow(session, messages, message, context_retry)
+                        .after_overflow(session, messages, message, context_retry, run.deadline)
                         .await?
                     {
                         Some(stop) => return Ok(stop),
@@ -268,9 +282,6 @@ impl Agent {
                 }
             };
             context_retry = false;
-            if let Some(rec) = &self.recorder {
-                rec.record(&response)?;
-            }
             let turn_usage = response.usage.unwrap_or_else(|| Usage {
                 input_tokens: context::request_tokens(&request),
                 output_tokens: context::text_tokens(&response.text)
@@ -282,6 +293,12 @@ impl Agent {
             });
             run.usage.input_tokens += turn_usage.input_tokens;
             run.usage.output_tokens += turn_usage.output_tokens;
+            // Run as issued; kept (recorded, stored, sent back) cut to size.
+            let calls = std::mem::take(&mut response.tool_calls);
+            response.tool_calls = calls.iter().map(scheduler::stored).collect();
+            if let Some(rec) = &self.recorder {
+                rec.record(&response)?;
+            }
 
             let assistant = Message::Assistant {
                 content: response.text.clone(),
@@ -305,7 +322,7 @@ impl Agent {
                 });
             }
             let finished = self
-                .execute(response.tool_calls, early, &announced, &scheduler, run)
+                .execute(calls, early, &announced, &scheduler, run)
                 .await;
             self.results(session, messages, finished, run)?;
             self.end_turn(session, run, Some(turn_usage))?;
@@ -328,12 +345,21 @@ impl Agent {
         }
     }
 
-    /// Stream one turn. Read-only calls start as soon as they are complete,
-    /// as long as every call before them in the turn is read-only too.
+    /// The stop reason of a run whose time budget ran out.
+    pub(super) fn out_of_time(&self) -> StopReason {
+        StopReason::TimeBudget {
+            limit_secs: self.config.time_budget.unwrap_or_default().as_secs(),
+        }
+    }
+
+    /// Stream one turn, until `deadline` at the latest. Read-only calls
+    /// start as soon as they are complete, as long as every call before
+    /// them in the turn is read-only too.
     async fn stream(
         &self,
         request: &ModelRequest,
         scheduler: &Scheduler,
+        deadline: Deadline,
     ) -> (Streamed, Early, HashSet<String>) {
         let (tx, mut rx) = unbounded_channel();
         let mut early = Early::new();
@@ -344,7 +370,19 @@ impl Agent {
             tokio::select! {
                 biased;
                 () = self.interrupt.wait() => {
-                    let streamed = Streamed::Interrupted { text: turn.text, calls: turn.calls };
+                    let streamed = Streamed::Stopped {
+                        text: turn.text,
+                        calls: turn.calls,
+                        reason: StopReason::Cancelled,
+                    };
+                    return (streamed, early, turn.announced);
+                }
+                () = deadline.reached() => {
+                    let streamed = Streamed::Stopped {
+                        text: turn.text,
+                        calls: turn.calls,
+                        reason: self.out_of_time(),
+                    };
                     return (streamed, early, turn.announced);
                 }
                 Some(ev) = rx.recv() => self.on_stream_event(ev, &mut turn, &mut early, scheduler).await,
@@ -372,14 +410,15 @@ impl Agent {
                 (self.events)(AgentEvent::Reasoning { text });
             }
             StreamEvent::ToolCallReady(call) => {
-                let prepared = PreparedCall::new(call.clone(), &self.catalog);
+                let prepared = PreparedCall::new(call, &self.catalog);
                 self.announce(&prepared);
-                turn.calls.push(call.clone());
-                turn.announced.insert(call.id.clone());
+                let stored = prepared.call.clone();
+                turn.calls.push(stored.clone());
+                turn.announced.insert(stored.id.clone());
                 turn.all_read_only &= prepared.read_only;
-                if turn.all_read_only && !early.contains_key(&call.id) {
+                if turn.all_read_only && !early.contains_key(&stored.id) {
                     let handle = scheduler.start(prepared).await;
-                    early.insert(call.id.clone(), (call, handle));
+                    early.insert(stored.id.clone(), (stored, handle));
                 }
             }
             StreamEvent::Retrying {
@@ -410,6 +449,7 @@ impl Agent {
     }
 
     /// Run a turn's calls and collect their results in the order issued.
+    /// Calls are cancelled once the run is interrupted or out of time.
     async fn execute(
         &self,
         calls: Vec<ToolCall>,
@@ -422,6 +462,7 @@ impl Agent {
             Running(JoinHandle<FinishedCall>, PreparedCall),
             Done(Box<FinishedCall>),
         }
+        let deadline = run.deadline;
         let mut pending = Vec::with_capacity(calls.len());
         for call in calls {
             let prepared = PreparedCall::new(call, &self.catalog);
@@ -438,7 +479,7 @@ impl Agent {
                 run.stop = Some(stop);
                 continue;
             }
-            if self.interrupt.is_set() {
+            if self.interrupt.is_set() || deadline.passed() {
                 pending.push(Pending::Done(Box::new(scheduler::cancelled(prepared))));
                 continue;
             }
@@ -450,6 +491,9 @@ impl Agent {
                     tokio::select! {
                         biased;
                         () = self.interrupt.wait() => {
+                            pending.push(Pending::Done(Box::new(scheduler::cancelled(prepared))));
+                        }
+                        () = deadline.reached() => {
                             pending.push(Pending::Done(Box::new(scheduler::cancelled(prepared))));
                         }
                         handle = scheduler.start(prepared.clone()) => {
@@ -483,6 +527,7 @@ impl Agent {
 
 pub(super) struct RunState {
     started: Instant,
+    pub(super) deadline: Deadline,
     usage: Usage,
     pub(super) turn: u32,
     pub(super) watchdog: Watchdog,

@@ -1,14 +1,17 @@
 //! Turning a finished call into its audit record.
 
+use std::borrow::Cow;
+
 use super::record::{AuditEvent, CallAudit, ExercisedAudit, redact};
 use crate::approval::Approval;
 use crate::base::sha256_hex;
-use crate::pipeline::CallResult;
+use crate::pipeline::{CallResult, stored_input};
 use crate::protocol::{ToolOutcome, ToolOutput};
 use crate::runtime::CallReport;
 
 impl CallAudit {
-    /// The record of `result`, whose input was `input` (as received).
+    /// The record of `result`, whose input was `input` (as received; the
+    /// record keeps its hash, and of input over the limit only a prefix).
     /// `known_secrets` are values the host holds (API keys, credentials)
     /// that must not appear in the record.
     pub fn of(
@@ -17,8 +20,11 @@ impl CallAudit {
         session_id: Option<&str>,
         known_secrets: &[&str],
     ) -> CallAudit {
-        let arguments = serde_json::from_str(input)
-            .unwrap_or_else(|_| serde_json::Value::String(input.to_string()));
+        let arguments = match stored_input(input) {
+            Cow::Borrowed(whole) => serde_json::from_str(whole)
+                .unwrap_or_else(|_| serde_json::Value::String(whole.to_string())),
+            Cow::Owned(cut) => serde_json::Value::String(cut),
+        };
         let (error_kind, output_bytes) = match &result.outcome {
             ToolOutcome::Success(out) => (None, out.text.len() as u64),
             ToolOutcome::Error(e) => (Some(e.kind.as_str().to_string()), 0),

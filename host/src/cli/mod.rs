@@ -109,9 +109,14 @@ pub struct RunArgs {
     /// Most model turns in this run.
     #[arg(long, default_value_t = 50, value_parser = clap::value_parser!(u32).range(1..))]
     pub max_turns: u32,
-    /// Stop after this many seconds.
+    /// Stop after this many seconds, whatever the run is waiting for (the model's
+    /// stream, a retry, a tool call).
     #[arg(long, value_name = "SECS")]
     pub max_time: Option<u64>,
+    /// Retry a model request that sends nothing for this many seconds: no response,
+    /// or no event of its stream [default: `idle_timeout_secs` in config.toml, else 90].
+    #[arg(long, value_name = "SECS", value_parser = clap::value_parser!(u64).range(1..))]
+    pub idle_timeout: Option<u64>,
     /// Stop once this many tokens (input plus output, all turns) are used.
     #[arg(long, value_name = "TOKENS")]
     pub max_tokens: Option<u64>,

@@ -103,6 +103,7 @@ fn prepare(args: RunArgs) -> Result<Prepared, (Exit, String)> {
                 model: args.model.as_deref(),
                 base_url: args.base_url.as_deref(),
                 session_model: session_model.as_deref(),
+                idle_timeout: args.idle_timeout.map(Duration::from_secs),
             };
             let env = |name: &str| std::env::var(name).ok();
             let chosen =
@@ -164,7 +165,7 @@ fn http_provider(chosen: config::Chosen) -> Result<HttpProvider, String> {
         model: chosen.model,
         api_key: chosen.api_key,
         retry: RetryPolicy::default(),
-        idle_timeout: Duration::from_secs(120),
+        idle_timeout: chosen.idle_timeout,
     })
     .map_err(|e| e.to_string())
 }

@@ -7,6 +7,7 @@
 //! model = "claude-sonnet-4-5"
 //! base_url = "https://api.anthropic.com"
 //! api_key_file = "~/.config/warden/anthropic.key"   # or api_key_env = "VAR", or api_key = "…"
+//! idle_timeout_secs = 90              # longest silence of a stream before a retry
 //!
 //! [context]
 //! compact_above = 100000              # tokens; older turns are summarized above this
@@ -23,6 +24,7 @@ mod key;
 mod resolve;
 
 use std::collections::BTreeMap;
+use std::num::NonZeroU64;
 use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
@@ -63,6 +65,9 @@ pub struct ProviderSettings {
     pub api_key_file: Option<PathBuf>,
     /// An environment variable holding the key.
     pub api_key_env: Option<String>,
+    /// Seconds to wait for a response, and between two events of its
+    /// stream, before the attempt is retried (`--idle-timeout` overrides).
+    pub idle_timeout_secs: Option<NonZeroU64>,
 }
 
 /// Context-window settings; see [`crate::agent::ContextLimits`].
@@ -201,7 +206,7 @@ fn parse(text: &str, path: &Path) -> Result<Config, ConfigError> {
 }
 
 /// Words of the file's own vocabulary, which errors may quote.
-const KNOWN: [&str; 16] = [
+const KNOWN: [&str; 17] = [
     "provider",
     "providers",
     "context",
@@ -212,6 +217,7 @@ const KNOWN: [&str; 16] = [
     "api_key_env",
     "compact_above",
     "keep_recent",
+    "idle_timeout_secs",
     "openai",
     "openai-responses",
     "anthropic",

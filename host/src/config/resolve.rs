@@ -1,4 +1,4 @@
-//! Which service, model, base URL and key a run uses.
+//! Which service, model, base URL, key and idle timeout a run uses.
 //!
 //! Precedence, highest first: command-line flags, environment variables
 //! (`WARDEN_PROVIDER`, `WARDEN_MODEL`, `WARDEN_BASE_URL`, and the standard
@@ -6,7 +6,9 @@
 //! session's model, the config file, the built-in defaults. There is no
 //! key flag: a command line is visible to every user of the machine.
 
-use crate::provider::{ApiKey, ProviderName};
+use std::time::Duration;
+
+use crate::provider::{ApiKey, DEFAULT_IDLE_TIMEOUT, ProviderName};
 
 use super::key::{self, KeySource};
 use super::{Config, ConfigError};
@@ -19,6 +21,8 @@ pub struct Overrides<'a> {
     pub base_url: Option<&'a str>,
     /// The model of the session being resumed.
     pub session_model: Option<&'a str>,
+    /// `--idle-timeout`.
+    pub idle_timeout: Option<Duration>,
 }
 
 /// The settings a run uses.
@@ -30,6 +34,8 @@ pub struct Chosen {
     pub api_key: Option<ApiKey>,
     /// Where the key came from, when there is one.
     pub key_source: Option<KeySource>,
+    /// The longest silence of the provider before an attempt is retried.
+    pub idle_timeout: Duration,
 }
 
 /// Apply the precedence. `env` looks up environment variables (empty
@@ -92,11 +98,20 @@ pub fn choose(
             config: config.path.clone().unwrap_or_else(|| "config.toml".into()),
         });
     }
+    let idle_timeout = flags
+        .idle_timeout
+        .or_else(|| {
+            settings
+                .and_then(|s| s.idle_timeout_secs)
+                .map(|secs| Duration::from_secs(secs.get()))
+        })
+        .unwrap_or(DEFAULT_IDLE_TIMEOUT);
     Ok(Chosen {
         provider,
         model,
         base_url: custom_url.unwrap_or_else(|| provider.default_base_url().to_string()),
         api_key,
         key_source,
+        idle_timeout,
     })
 }

@@ -211,3 +211,41 @@ fn a_debug_print_of_the_settings_hides_the_key() {
     assert!(!format!("{config:?}").contains("SECRET"));
     assert_eq!(config.context.compact_above, Some(5000));
 }
+
+#[test]
+fn the_idle_timeout_comes_from_the_flag_then_the_providers_settings_then_90_s() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = write(
+        dir.path(),
+        "config.toml",
+        "[providers.ollama]\nidle_timeout_secs = 7\n",
+        0o600,
+    );
+    let config = Config::load_from(&path).unwrap();
+    let ollama = Overrides {
+        provider: Some(ProviderName::Ollama),
+        ..Overrides::default()
+    };
+    let secs = |c: Chosen| c.idle_timeout.as_secs();
+    assert_eq!(secs(chosen(&config, &[], ollama)), 7);
+    let flag = Overrides {
+        idle_timeout: Some(std::time::Duration::from_secs(3)),
+        ..ollama
+    };
+    assert_eq!(secs(chosen(&config, &[], flag)), 3);
+    let openai = Overrides {
+        provider: Some(ProviderName::Openai),
+        ..Overrides::default()
+    };
+    let other = chosen(&config, &[("OPENAI_API_KEY", "sk")], openai);
+    assert_eq!(secs(other), 90, "the setting is per provider");
+
+    let zero = write(
+        dir.path(),
+        "zero.toml",
+        "[providers.ollama]\nidle_timeout_secs = 0\n",
+        0o600,
+    );
+    let err = Config::load_from(&zero).unwrap_err();
+    assert!(matches!(err, ConfigError::Syntax { line: 2, .. }), "{err}");
+}

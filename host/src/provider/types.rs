@@ -233,6 +233,11 @@ impl Default for RetryPolicy {
     }
 }
 
+/// The longest wait for a response, and between two events of its
+/// stream, unless the user sets another (`--idle-timeout`, or
+/// `idle_timeout_secs` in config.toml).
+pub const DEFAULT_IDLE_TIMEOUT: Duration = Duration::from_secs(90);
+
 /// Everything needed to talk to one model over HTTP.
 #[derive(Debug, Clone)]
 pub struct ProviderConfig {
@@ -243,8 +248,8 @@ pub struct ProviderConfig {
     pub model: String,
     pub api_key: Option<ApiKey>,
     pub retry: RetryPolicy,
-    /// Longest wait for the first byte of a response, and between two
-    /// chunks of a stream.
+    /// Longest wait for a connection and a response's headers, and between
+    /// two events of its stream; an attempt that waits longer is retried.
     pub idle_timeout: Duration,
 }
 
@@ -264,6 +269,13 @@ pub enum ProviderError {
     BadResponse(String),
     #[error("cannot reach the provider: {0}")]
     Transport(String),
+    /// A model server on this machine refused the connection: retrying
+    /// would not start it.
+    #[error(
+        "nothing is listening at {url} (connection refused); start the model server, \
+         or point --base-url at the one that is running"
+    )]
+    NotListening { url: String },
     #[error("replay: {0}")]
     Replay(String),
 }

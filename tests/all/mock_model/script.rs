@@ -19,6 +19,8 @@ pub struct Script {
     calls: Vec<(String, String, String)>,
     finish: Option<FinishReason>,
     usage: (u64, u64),
+    /// Characters per streamed chunk; [`CHUNK`] when 0.
+    chunk: usize,
 }
 
 impl Script {
@@ -66,6 +68,13 @@ impl Script {
         self
     }
 
+    /// Stream text and arguments in chunks of `chars` characters instead
+    /// of [`CHUNK`] (for arguments of megabytes).
+    pub fn chunk(mut self, chars: usize) -> Script {
+        self.chunk = chars;
+        self
+    }
+
     /// Report this usage (default 10 in, 5 out).
     pub fn usage(mut self, input: u64, output: u64) -> Script {
         self.usage = (input, output);
@@ -79,6 +88,105 @@ impl Script {
             WireFormat::OpenAiResponses => self.openai_responses(),
             WireFormat::Anthropic => self.anthropic(),
         }
+    }
+
+    /// The turn as the one JSON completion a server that does not stream
+    /// answers in `format` (Anthropic `tool_use` inputs parsed, so the
+    /// arguments must be a JSON object).
+    pub fn completion(&self, format: WireFormat) -> Value {
+        let (input, output) = self.usage;
+        let finish = self.finish_reason();
+        match format {
+            WireFormat::OpenAiChat => {
+                let calls: Vec<Value> = self
+                    .calls
+                    .iter()
+                    .map(|(id, name, args)| {
+                        json!({"id": id, "type": "function",
+                            "function": {"name": name, "arguments": args}})
+                    })
+                    .collect();
+                let mut message = json!({"role": "assistant",
+                    "content": (!self.text.is_empty()).then_some(&self.text)});
+                if !calls.is_empty() {
+                    message["tool_calls"] = calls.into();
+                }
+                if let Some(reasoning) = &self.reasoning {
+                    message["reasoning_content"] = reasoning.clone().into();
+                }
+                let reason = match finish {
+                    FinishReason::Stop => "stop".to_string(),
+                    FinishReason::ToolCalls => "tool_calls".to_string(),
+                    FinishReason::Length => "length".to_string(),
+                    FinishReason::Other { reason } => reason,
+                };
+                json!({"id": "chatcmpl-mock", "object": "chat.completion", "model": "mock",
+                    "choices": [{"index": 0, "message": message, "finish_reason": reason}],
+                    "usage": {"prompt_tokens": input, "completion_tokens": output,
+                        "total_tokens": input + output}})
+            }
+            WireFormat::OpenAiResponses => {
+                let mut items = Vec::new();
+                if let Some(text) = &self.reasoning {
+                    items.push(json!({"type": "reasoning", "id": "rs_mock",
+                        "summary": [{"type": "summary_text", "text": text}],
+                        "encrypted_content": encrypted(text)}));
+                }
+                if !self.text.is_empty() {
+                    items.push(json!({"type": "message", "id": "msg_mock",
+                        "role": "assistant", "status": "completed",
+                        "content": [{"type": "output_text", "text": self.text,
+                            "annotations": []}]}));
+                }
+                for (n, (call_id, name, args)) in self.calls.iter().enumerate() {
+                    items.push(json!({"type": "function_call", "id": format!("fc_{n}"),
+                        "call_id": call_id, "name": name, "arguments": args,
+                        "status": "completed"}));
+                }
+                let (status, details) = match finish {
+                    FinishReason::Stop | FinishReason::ToolCalls => ("completed", Value::Null),
+                    FinishReason::Length => ("incomplete", json!({"reason": "max_output_tokens"})),
+                    FinishReason::Other { reason } => ("incomplete", json!({"reason": reason})),
+                };
+                json!({"id": "resp_mock", "object": "response", "status": status,
+                    "output": items, "error": null, "incomplete_details": details,
+                    "usage": {"input_tokens": input, "output_tokens": output,
+                        "total_tokens": input + output}})
+            }
+            WireFormat::Anthropic => {
+                let mut content = Vec::new();
+                if let Some(text) = &self.reasoning {
+                    content.push(json!({"type": "thinking", "thinking": text,
+                        "signature": signature(text)}));
+                    content.push(json!({"type": "redacted_thinking", "data": redacted(text)}));
+                }
+                if !self.text.is_empty() {
+                    content.push(json!({"type": "text", "text": self.text}));
+                }
+                for (id, name, args) in &self.calls {
+                    let input: Value = serde_json::from_str(args).unwrap();
+                    content.push(json!({"type": "tool_use", "id": id, "name": name,
+                        "input": input}));
+                }
+                let reason = match finish {
+                    FinishReason::Stop => "end_turn".to_string(),
+                    FinishReason::ToolCalls => "tool_use".to_string(),
+                    FinishReason::Length => "max_tokens".to_string(),
+                    FinishReason::Other { reason } => reason,
+                };
+                json!({"id": "msg_mock", "type": "message", "role": "assistant",
+                    "model": "mock", "content": content, "stop_reason": reason,
+                    "stop_sequence": null,
+                    "usage": {"input_tokens": input, "output_tokens": output}})
+            }
+        }
+    }
+
+    /// `text` in chunks of [`CHUNK`] characters (or the script's own size).
+    fn pieces(&self, text: &str) -> Vec<String> {
+        let size = if self.chunk == 0 { CHUNK } else { self.chunk };
+        let chars: Vec<char> = text.chars().collect();
+        chars.chunks(size).map(|c| c.iter().collect()).collect()
     }
 
     fn finish_reason(&self) -> FinishReason {
@@ -101,17 +209,17 @@ impl Script {
             json!({"role": "assistant", "content": ""}),
             Value::Null,
         )];
-        for piece in pieces(self.reasoning.as_deref().unwrap_or_default()) {
+        for piece in self.pieces(self.reasoning.as_deref().unwrap_or_default()) {
             out.push(chunk(json!({"reasoning_content": piece}), Value::Null));
         }
-        for piece in pieces(&self.text) {
+        for piece in self.pieces(&self.text) {
             out.push(chunk(json!({"content": piece}), Value::Null));
         }
         for (index, (id, name, args)) in self.calls.iter().enumerate() {
             let first = json!({"index": index, "id": id, "type": "function",
                 "function": {"name": name, "arguments": ""}});
             out.push(chunk(json!({"tool_calls": [first]}), Value::Null));
-            for piece in pieces(args) {
+            for piece in self.pieces(args) {
                 let more = json!({"index": index, "function": {"arguments": piece}});
                 out.push(chunk(json!({"tool_calls": [more]}), Value::Null));
             }
@@ -149,7 +257,7 @@ impl Script {
             out.push(ev(json!({"type": "response.reasoning_summary_part.added",
                 "item_id": "rs_mock", "output_index": index, "summary_index": 0,
                 "part": {"type": "summary_text", "text": ""}})));
-            for piece in pieces(text) {
+            for piece in self.pieces(text) {
                 out.push(ev(json!({"type": "response.reasoning_summary_text.delta",
                     "item_id": "rs_mock", "output_index": index, "summary_index": 0,
                     "delta": piece})));
@@ -164,7 +272,7 @@ impl Script {
                 "status": "in_progress", "content": []});
             out.push(ev(json!({"type": "response.output_item.added",
                 "output_index": index, "item": item})));
-            for piece in pieces(&self.text) {
+            for piece in self.pieces(&self.text) {
                 out.push(ev(
                     json!({"type": "response.output_text.delta", "item_id": "msg_mock",
                     "output_index": index, "content_index": 0, "delta": piece}),
@@ -189,7 +297,7 @@ impl Script {
             };
             out.push(ev(json!({"type": "response.output_item.added",
                 "output_index": index, "item": item("", "in_progress")})));
-            for piece in pieces(args) {
+            for piece in self.pieces(args) {
                 out.push(ev(json!({"type": "response.function_call_arguments.delta",
                     "item_id": item_id, "output_index": index, "delta": piece})));
             }
@@ -235,7 +343,7 @@ impl Script {
         if let Some(text) = &self.reasoning {
             out.push(ev(json!({"type": "content_block_start", "index": index,
                 "content_block": {"type": "thinking", "thinking": "", "signature": ""}})));
-            for piece in pieces(text) {
+            for piece in self.pieces(text) {
                 out.push(ev(json!({"type": "content_block_delta", "index": index,
                     "delta": {"type": "thinking_delta", "thinking": piece}})));
             }
@@ -258,7 +366,7 @@ impl Script {
         if !self.text.is_empty() {
             out.push(ev(json!({"type": "content_block_start", "index": index,
                 "content_block": {"type": "text", "text": ""}})));
-            for piece in pieces(&self.text) {
+            for piece in self.pieces(&self.text) {
                 out.push(ev(json!({"type": "content_block_delta", "index": index,
                     "delta": {"type": "text_delta", "text": piece}})));
             }
@@ -268,7 +376,7 @@ impl Script {
         for (id, name, args) in &self.calls {
             out.push(ev(json!({"type": "content_block_start", "index": index,
                 "content_block": {"type": "tool_use", "id": id, "name": name, "input": {}}})));
-            for piece in pieces(args) {
+            for piece in self.pieces(args) {
                 out.push(ev(json!({"type": "content_block_delta", "index": index,
                     "delta": {"type": "input_json_delta", "partial_json": piece}})));
             }
@@ -302,10 +410,4 @@ pub fn redacted(text: &str) -> String {
 /// The `encrypted_content` of the Responses reasoning item for `text`.
 pub fn encrypted(text: &str) -> String {
     format!("gAAAA-ENC{}", text.len())
-}
-
-/// `text` in chunks of [`CHUNK`] characters.
-fn pieces(text: &str) -> Vec<String> {
-    let chars: Vec<char> = text.chars().collect();
-    chars.chunks(CHUNK).map(|c| c.iter().collect()).collect()
 }

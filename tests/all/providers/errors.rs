@@ -78,14 +78,27 @@ async fn malformed_event_json_is_a_bad_response_without_retry() {
 }
 
 #[tokio::test]
-async fn a_json_body_instead_of_a_stream_is_a_bad_response() {
-    let server = MockModel::start(WireFormat::OpenAiChat);
-    server.push(Reply::status(200, r#"{"choices":[]}"#));
-    let (result, _) = run(&provider(&server), &ask("hi")).await;
-    assert!(
-        matches!(&result, Err(ProviderError::BadResponse(m)) if m.contains("streaming")),
-        "{result:?}"
-    );
+async fn json_that_is_not_a_completion_is_a_bad_response_without_retry() {
+    for (format, body) in [
+        (WireFormat::OpenAiChat, r#"{"choices":[]}"#),
+        (WireFormat::OpenAiChat, r#"{"object":"list","data":[]}"#),
+        (
+            WireFormat::OpenAiResponses,
+            r#"{"id":"resp_1","status":"completed"}"#,
+        ),
+        (WireFormat::Anthropic, r#"{"id":"msg_1","type":"message"}"#),
+        (WireFormat::Anthropic, "[1, 2]"),
+    ] {
+        let server = MockModel::start(format);
+        server.push(Reply::status(200, body));
+        server.push(Script::text("never served"));
+        let (result, _) = run(&provider(&server), &ask("hi")).await;
+        assert!(
+            matches!(&result, Err(ProviderError::BadResponse(m)) if m.contains("not a completion")),
+            "{format:?} {body}: {result:?}"
+        );
+        assert_eq!(server.request_count(), 1, "{format:?}");
+    }
 }
 
 #[tokio::test]

@@ -1,5 +1,6 @@
 //! Model APIs over HTTP: three wire formats, each streamed as server-sent
-//! events, with one retry loop around them.
+//! events (or, from a server that does not stream, one JSON completion
+//! read as its events would be), with one retry loop around them.
 //!
 //! Invariants: the API key travels only in the request's auth header — it
 //! is never part of a URL, a log line or an error (error text comes from
@@ -13,6 +14,7 @@ mod openai_chat;
 mod openai_responses;
 mod retry;
 mod sse;
+mod whole;
 
 use std::time::Instant;
 
@@ -158,7 +160,10 @@ impl HttpProvider {
         let idle = self.config.idle_timeout;
         let response = match tokio::time::timeout(idle, request.send()).await {
             Ok(Ok(response)) => response,
-            Ok(Err(e)) => return Err(retry::transport_error(&e)),
+            Ok(Err(e)) => {
+                let loopback = is_loopback(&self.endpoint);
+                return Err(retry::send_error(&e, &self.endpoint, loopback));
+            }
             Err(_) => {
                 return Err(AttemptError::Retry {
                     reason: format!("no response from the provider within {idle:?}"),
@@ -180,24 +185,24 @@ impl HttpProvider {
             .get(reqwest::header::CONTENT_TYPE)
             .and_then(|v| v.to_str().ok())
             .is_some_and(|v| v.starts_with("application/json"));
-        if is_json {
-            let text = tokio::time::timeout(idle, response.text())
-                .await
-                .ok()
-                .and_then(Result::ok)
-                .unwrap_or_default();
-            return Err(AttemptError::Fail(ProviderError::BadResponse(format!(
-                "expected an event stream but got JSON ({}); does this server \
-                 support streaming?",
-                retry::excerpt(&text)
-            ))));
-        }
         let decoder: Box<dyn Decoder> = match self.config.format {
             WireFormat::OpenAiChat => Box::<openai_chat::ChatDecoder>::default(),
             WireFormat::OpenAiResponses => Box::<openai_responses::ResponsesDecoder>::default(),
             WireFormat::Anthropic => Box::<anthropic::AnthropicDecoder>::default(),
         };
-        sse::read(response, idle, decoder, events).await
+        if !is_json {
+            return sse::read(response, idle, decoder, events).await;
+        }
+        let text = match tokio::time::timeout(idle, response.text()).await {
+            Ok(Ok(text)) => text,
+            Ok(Err(e)) => return Err(retry::transport_error(&e)),
+            Err(_) => {
+                return Err(AttemptError::retry(format!(
+                    "the response stalled: no more of it for {idle:?}"
+                )));
+            }
+        };
+        whole::read(&text, self.config.format, decoder, events)
     }
 }
 
@@ -241,6 +246,7 @@ impl HttpProvider {
             },
             ProviderError::BadResponse(m) => ProviderError::BadResponse(clean(m)),
             ProviderError::Transport(m) => ProviderError::Transport(clean(m)),
+            ProviderError::NotListening { url } => ProviderError::NotListening { url },
             ProviderError::Replay(m) => ProviderError::Replay(clean(m)),
         }
     }

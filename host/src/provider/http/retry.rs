@@ -4,8 +4,10 @@
 //! idle timeout), streams cut before their terminal event, and in-stream
 //! errors that say the provider is overloaded. Never retried: any other
 //! 4xx (401/403 are [`ProviderError::Auth`], a context overflow is
-//! [`ProviderError::ContextLength`]) and responses that cannot be parsed:
-//! a server that sends malformed JSON once will send it again.
+//! [`ProviderError::ContextLength`]), responses that cannot be parsed (a
+//! server that sends malformed JSON once will send it again), and a
+//! refused connection to a loopback address: no server runs there, and
+//! waiting will not start one.
 
 use std::hash::BuildHasher;
 use std::time::{Duration, SystemTime};
@@ -147,6 +149,32 @@ pub(super) fn transport_error(e: &reqwest::Error) -> AttemptError {
     }
 }
 
+/// A failure to send the request to `url`: a refused connection to a
+/// loopback address (`loopback`) is final, anything else is
+/// [`transport_error`].
+pub(super) fn send_error(e: &reqwest::Error, url: &reqwest::Url, loopback: bool) -> AttemptError {
+    if loopback && e.is_connect() && refused(e) {
+        return AttemptError::Fail(ProviderError::NotListening {
+            url: url.to_string(),
+        });
+    }
+    transport_error(e)
+}
+
+/// Whether the connection was refused, somewhere down the error's sources.
+fn refused(e: &reqwest::Error) -> bool {
+    let mut source = std::error::Error::source(e);
+    while let Some(s) = source {
+        if s.downcast_ref::<std::io::Error>()
+            .is_some_and(|io| io.kind() == std::io::ErrorKind::ConnectionRefused)
+        {
+            return true;
+        }
+        source = s.source();
+    }
+    false
+}
+
 /// At most 500 characters of a response body, for an error message.
 pub(super) fn excerpt(body: &str) -> String {
     let body = body.trim();
@@ -234,6 +262,33 @@ mod tests {
         h.insert("retry-after-ms", "250".parse().unwrap());
         assert_eq!(retry_after(&h), Some(Duration::from_millis(250)));
         assert_eq!(retry_after(&HeaderMap::new()), None);
+    }
+
+    #[tokio::test]
+    async fn a_refused_connection_is_final_on_loopback_only() {
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let url: reqwest::Url = format!("http://127.0.0.1:{port}/v1/chat/completions")
+            .parse()
+            .unwrap();
+        let e = reqwest::Client::new()
+            .post(url.clone())
+            .send()
+            .await
+            .unwrap_err();
+        assert!(matches!(
+            send_error(&e, &url, true),
+            AttemptError::Fail(ProviderError::NotListening { url: u }) if u == url.as_str()
+        ));
+        // The same refusal from a host elsewhere (a load balancer between
+        // restarts) is worth another attempt.
+        assert!(matches!(
+            send_error(&e, &url, false),
+            AttemptError::Retry { .. }
+        ));
     }
 
     #[test]

@@ -1,9 +1,11 @@
-//! Reading one streamed response: bytes with an idle timeout, split into
-//! server-sent events by `eventsource-stream`, fed to the wire format's
-//! [`Decoder`] until its terminal event.
+//! Reading one streamed response: bytes split into server-sent events by
+//! `eventsource-stream`, fed to the wire format's [`Decoder`] until its
+//! terminal event, with an idle timeout between two events.
 //!
-//! Invariant: a stream that ends, stalls or breaks before the terminal
-//! event is a retryable failure, never a short response.
+//! Invariants: a stream that ends, stalls or breaks before the terminal
+//! event is a retryable failure, never a short response; and the idle
+//! timeout runs from event to event, so bytes that never complete an event
+//! (a trickle, or keep-alive comments) do not keep a stalled stream open.
 
 use std::time::Duration;
 
@@ -35,39 +37,28 @@ pub(super) trait Decoder: Send {
     }
 }
 
-enum ChunkError {
-    Idle,
-    Transport(reqwest::Error),
-}
-
 /// Read `response` to its terminal event, `idle` being the longest wait
-/// for the next chunk.
+/// for the next event.
 pub(super) async fn read(
     response: reqwest::Response,
     idle: Duration,
     mut decoder: Box<dyn Decoder>,
     events: &UnboundedSender<StreamEvent>,
 ) -> Attempt {
-    let bytes = Box::pin(response.bytes_stream());
-    let chunks = futures_util::stream::unfold(Some(bytes), move |bytes| async move {
-        let mut bytes = bytes?;
-        match tokio::time::timeout(idle, bytes.next()).await {
-            Ok(Some(Ok(chunk))) => Some((Ok(chunk), Some(bytes))),
-            Ok(Some(Err(e))) => Some((Err(ChunkError::Transport(e)), None)),
-            Ok(None) => None,
-            Err(_) => Some((Err(ChunkError::Idle), None)),
-        }
-    });
-    let mut stream = std::pin::pin!(chunks.eventsource());
-    while let Some(item) = stream.next().await {
-        let event = match item {
-            Ok(event) => event,
-            Err(EventStreamError::Transport(ChunkError::Idle)) => {
+    let mut stream = std::pin::pin!(response.bytes_stream().eventsource());
+    loop {
+        let item = match tokio::time::timeout(idle, stream.next()).await {
+            Ok(Some(item)) => item,
+            Ok(None) => break,
+            Err(_) => {
                 return Err(AttemptError::retry(format!(
-                    "the stream stalled: no data for {idle:?}"
+                    "the stream stalled: no event for {idle:?}"
                 )));
             }
-            Err(EventStreamError::Transport(ChunkError::Transport(e))) => {
+        };
+        let event = match item {
+            Ok(event) => event,
+            Err(EventStreamError::Transport(e)) => {
                 let reason = match retry::transport_error(&e) {
                     AttemptError::Retry { reason, .. } => reason,
                     AttemptError::Fail(e) => e.to_string(),
