@@ -8,6 +8,7 @@
 //! allow; a call that would write a protected path is denied whatever the
 //! rules say. The file format is documented in `policies/README.md`.
 
+pub mod command;
 mod decide;
 mod decision;
 mod error;
@@ -35,8 +36,10 @@ pub use limits::LimitAboveCeiling;
 pub use protected::{DEFAULT_PROTECTED, Protected, normalize_path};
 pub use rule::{ArgMatcher, Rule};
 
+use command::CommandRules;
+
 use crate::capability::egress::CredentialHandle;
-use decide::RuleIndex;
+use decide::{RuleIndex, protected_denial};
 use error::Locator;
 use matchers::ArgMatchers;
 
@@ -68,6 +71,8 @@ pub struct Policy {
     matchers: ArgMatchers,
     /// Which rules can apply to a tool.
     index: RuleIndex,
+    /// Every rule's `commands`, compiled.
+    commands: CommandRules,
 }
 
 impl Policy {
@@ -108,6 +113,8 @@ impl Policy {
             .map_err(|msg| loc.invalid(0..0, format!("bad tool glob: {msg}")))?;
         let matchers = ArgMatchers::build(&rules)
             .map_err(|msg| loc.invalid(0..0, format!("argument matchers: {msg}")))?;
+        let commands = CommandRules::build(&rules)
+            .map_err(|msg| loc.invalid(0..0, format!("command rules: {msg}")))?;
 
         let mut seen = std::collections::BTreeSet::new();
         for c in &file.credential {
@@ -140,6 +147,7 @@ impl Policy {
             tests: file.test,
             matchers,
             index,
+            commands,
         })
     }
 
@@ -238,6 +246,12 @@ struct RuleFile {
     pub reason: Option<String>,
     #[serde(default)]
     pub args: BTreeMap<String, Spanned<MatcherFile>>,
+    /// Prefixes of `shell` commands the rule decides.
+    pub commands: Option<command::SpannedList>,
+    /// Files an allow rule's commands may write.
+    pub writes: Option<command::SpannedList>,
+    /// Variables an allow rule's commands may be given.
+    pub env: Option<command::SpannedList>,
 }
 
 /// One argument matcher: exactly one of the three kinds must be set.

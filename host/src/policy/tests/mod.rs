@@ -2,6 +2,8 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod command_rules;
+mod commands;
 mod paths;
 mod precedence;
 mod shipped;
