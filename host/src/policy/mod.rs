@@ -16,6 +16,7 @@ mod grants;
 mod inline_test;
 mod limits;
 mod matchers;
+mod process;
 mod protected;
 mod rule;
 
@@ -33,6 +34,7 @@ pub use error::PolicyError;
 pub use grants::{ExtraDir, GrantSpec, GrantTable, Grants, LimitOverrides, WorkspaceAccess};
 pub use inline_test::{PolicyTest, TestOutcome};
 pub use limits::LimitAboveCeiling;
+pub use process::{Confinement, ProcessLimits, ProcessSpec, ProcessTable, ToolchainDir};
 pub use protected::{DEFAULT_PROTECTED, Protected, normalize_path};
 pub use rule::{ArgMatcher, Rule};
 

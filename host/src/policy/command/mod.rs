@@ -27,6 +27,7 @@ use serde::{Deserialize, Serialize};
 use super::{DecidedBy, Verdict};
 use crate::protocol::Annotations;
 
+pub(super) use hazards::is_name;
 pub use rules::CommandMatch;
 pub(super) use rules::{CommandRules, SpannedList, compile, covers, same_commands};
 

@@ -6,6 +6,7 @@ mod command_rules;
 mod commands;
 mod paths;
 mod precedence;
+mod process;
 mod shipped;
 mod validation;
 
