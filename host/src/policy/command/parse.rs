@@ -185,6 +185,23 @@ fn kids<'t>(node: Node<'t>) -> Vec<(Option<&'t str>, Node<'t>)> {
     out
 }
 
+/// The commands of a left-nested `list` (`a && b || c`), in order.
+fn chain(list: Node<'_>) -> Vec<Node<'_>> {
+    let mut out = Vec::new();
+    let mut stack = vec![list];
+    while let Some(n) = stack.pop() {
+        for (_, c) in kids(n).into_iter().rev() {
+            if c.kind() == "list" {
+                stack.push(c);
+            } else if c.is_named() {
+                out.push(c);
+            }
+        }
+    }
+    out.reverse();
+    out
+}
+
 /// `text` shortened for display.
 fn shown(text: &str) -> String {
     let text = text.trim();
@@ -245,9 +262,15 @@ impl<'s> Walker<'s, '_> {
         }
         let d = depth + 1;
         match node.kind() {
-            "program" | "list" | "pipeline" | "subshell" | "do_group" | "if_statement"
-            | "elif_clause" | "else_clause" | "while_statement" | "case_statement"
-            | "case_item" | "negated_command" | "ERROR" => self.children(node, inherited, d),
+            "list" => {
+                // `a && b || c` nests to the left: walk the chain as one level.
+                for c in chain(node) {
+                    self.statement(c, inherited, d);
+                }
+            }
+            "program" | "pipeline" | "subshell" | "do_group" | "if_statement" | "elif_clause"
+            | "else_clause" | "while_statement" | "case_statement" | "case_item"
+            | "negated_command" | "ERROR" => self.children(node, inherited, d),
             "compound_statement" => {
                 if kids(node).first().is_some_and(|(_, c)| c.kind() == "((") {
                     self.opaque(node, Hazard::Arithmetic);

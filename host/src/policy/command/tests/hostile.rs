@@ -33,6 +33,27 @@ fn unterminated_quotes_and_bad_syntax_are_opaque() {
 }
 
 #[test]
+fn here_documents_end_where_bash_ends_them() {
+    // Commands after the delimiter run, however it is quoted or indented.
+    for cmd in [
+        "cat <<-EOF\n\tx\n\tEOF\nrm -rf x",
+        "cat <<'EOF'\nEOF\nrm -rf x",
+        "cat <<\"EOF\"\nEOF\nrm -rf x",
+        "cat <<E\\OF\nx\nEOF\nrm -rf x",
+        "cat << EOF\nx\nEOF\nrm -rf x",
+        "x=$(cat <<EOF\n)\nEOF\n); rm -rf x",
+    ] {
+        assert!(
+            words(cmd).contains(&"rm -rf x".to_string()),
+            "{cmd:?}: {:?}",
+            words(cmd)
+        );
+    }
+    // A command the grammar cannot place is opaque.
+    assert!(unparsed("cat <<EOF; rm -rf x\nbody\nEOF"));
+}
+
+#[test]
 fn commands_inside_broken_syntax_are_still_parts() {
     // A deny rule must still see `git push` in a line that does not parse.
     let w = words("git push; echo 'unterminated");
@@ -123,6 +144,23 @@ fn deep_nesting_is_refused_without_exhausting_the_stack() {
         let cmd = format!("{}ls{}", open.repeat(n), close.repeat(n));
         assert!(cmd.len() <= MAX_COMMAND_BYTES);
         assert!(opaque(&cmd), "{open}…{close}");
+    }
+    for (repeated, end) in [
+        ("! ", "ls"),
+        ("if true; then ", "ls; fi"),
+        ("cat <<A ", "\nA"),
+        ("ls >a ", ""),
+        ("a && ", "b"),
+        ("x | ", "y"),
+    ] {
+        let n = MAX_COMMAND_BYTES / (repeated.len() + end.len()) - 4;
+        let cmd = if end == "ls; fi" {
+            format!("{}ls{}", repeated.repeat(n), "; fi".repeat(n))
+        } else {
+            format!("{}{end}", repeated.repeat(n))
+        };
+        assert!(cmd.len() <= MAX_COMMAND_BYTES, "{repeated}");
+        let _ = parse(&cmd);
     }
     assert!(
         start.elapsed() < Duration::from_secs(10),

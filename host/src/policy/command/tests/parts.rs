@@ -9,6 +9,11 @@ fn no_operator_hides_a_second_command() {
         words("a && b || c; d | e & f |& g\nh"),
         ["a", "b", "c", "d", "e", "f", "g", "h"]
     );
+    // A long chain is long, not deep.
+    let chain: Vec<String> = (0..300).map(|i| format!("echo {i}")).collect();
+    let joined = chain.join(" && ");
+    assert_eq!(words(&joined), chain);
+    assert!(!opaque(&joined));
 }
 
 #[test]
