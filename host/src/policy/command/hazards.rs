@@ -127,8 +127,8 @@ impl Hazard {
                 effect,
                 ..
             } => format!(
-                "`{option}` {effect} (`{program}`; a rule allows it only if its prefix \
-                 includes the option)"
+                "gives `{program}` `{option}`, which {effect} (a rule allows that only if its \
+                 prefix includes the option)"
             ),
             Hazard::Write { target, how } => format!(
                 "writes to `{target}` with {how} (list it in an allow rule's `writes` to allow \

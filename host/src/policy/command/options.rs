@@ -236,10 +236,7 @@ fn sed(args: &[Word], risky: &mut dyn FnMut(usize, &'static str)) {
     }
     for (k, script) in scripts {
         if script.contains(['w', 'W', 'e']) {
-            risky(
-                k,
-                "is a script that may write files (`w`) or run commands (`e`)",
-            );
+            risky(k, "may write files (`w`) or run commands (`e`)");
         }
     }
 }
@@ -286,10 +283,7 @@ fn awk(args: &[Word], risky: &mut dyn FnMut(usize, &'static str)) {
             .get(p)
             .is_some_and(|w| w.text.contains("system") || w.text.contains(['|', '>', '@']))
     {
-        risky(
-            p,
-            "is a program that may write files (`>`) or run commands (`system`, `|`)",
-        );
+        risky(p, "may write files (`>`) or run commands (`system`, `|`)");
     }
 }
 

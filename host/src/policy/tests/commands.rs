@@ -200,6 +200,13 @@ fn risky_options_ask_unless_the_prefix_names_them() {
     let d = shell(&p, "find . -delete");
     assert_eq!(d.verdict, Verdict::Ask);
     assert_eq!(
+        d.reason.as_deref(),
+        Some(
+            "`find . -delete`: rule `read` allows the command, but it gives `find` `-delete`, \
+             which deletes files (a rule allows that only if its prefix includes the option)"
+        )
+    );
+    assert_eq!(
         d.by,
         DecidedBy::Rule {
             index: usize::MAX,
