@@ -328,3 +328,142 @@ fn tool_call_under_a_policy_is_decided_and_granted_by_it() {
     assert_eq!(code, Some(2), "{v}");
     sb.assert_canaries_intact();
 }
+
+/// `policy explain` for the shell tool, with `$HOME` fixed so toolchain
+/// directories print the same everywhere.
+fn explain_shell(policy: &str, input: &str, json: bool) -> (Option<i32>, String, String) {
+    catalog();
+    let mut args = vec![
+        "policy", "explain", "--policy", policy, "shell", "-i", input,
+    ];
+    if json {
+        args.push("--json");
+    }
+    let o = warden(shared_home())
+        .env("HOME", "/home/user")
+        .args(&args)
+        .output()
+        .unwrap();
+    (
+        o.status.code(),
+        String::from_utf8(o.stdout).unwrap(),
+        String::from_utf8(o.stderr).unwrap(),
+    )
+}
+
+#[test]
+fn explain_shows_the_decision_of_each_part_of_a_command() {
+    let input = r#"{"command":"cargo test && git push"}"#;
+    let (code, out, err) = explain_shell("workspace-write", input, false);
+    assert_eq!(code, Some(0), "{err}");
+    insta::assert_snapshot!("explain_shell_text", out);
+
+    let (code, out, err) = explain_shell("workspace-write", input, true);
+    assert_eq!(code, Some(0), "{err}");
+    let v: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["decision"]["verdict"], "deny");
+    assert_eq!(v["decision"]["parts"][0]["verdict"], "allow");
+    assert_eq!(
+        v["decision"]["parts"][1]["by"]["rule"]["name"],
+        "no-network-commands"
+    );
+    // The runtime's limits are left out: they are not this test's subject.
+    let shown = serde_json::json!({
+        "plugin": v["plugin"],
+        "plugin_installed": v["plugin_installed"],
+        "decision": v["decision"],
+        "process": v["grant"]["process"],
+    });
+    insta::assert_json_snapshot!("explain_shell_json", shown);
+
+    // Other tools' decisions carry no parts and no process grant.
+    let (_, out, _) = cli(
+        shared_home(),
+        &[
+            "policy",
+            "explain",
+            "--policy",
+            "workspace-write",
+            "read_file",
+            "-i",
+            r#"{"path":"a"}"#,
+            "--json",
+        ],
+    );
+    let v: Value = serde_json::from_str(&out).unwrap();
+    assert!(v["decision"].get("parts").is_none(), "{v}");
+    assert!(v["grant"].get("process").is_none(), "{v}");
+}
+
+#[test]
+fn explain_names_a_weaker_confinement() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("weak.toml");
+    std::fs::write(
+        &file,
+        "name = 'weak'\nmode = 'ask'\n[grants.tool.shell.process]\nenabled = true\n\
+         confinement = 'best-effort'\ntoolchains = ['/opt/venv']\n",
+    )
+    .unwrap();
+    let (code, out, err) = explain_shell(file.to_str().unwrap(), r#"{"command":"ls"}"#, false);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(
+        out.contains("process:  enabled, confinement best-effort\n"),
+        "{out}"
+    );
+    assert!(
+        out.contains("          toolchains (read-only) /opt/venv\n"),
+        "{out}"
+    );
+    assert!(
+        out.contains("warning:  confinement best-effort: processes run with the confinement"),
+        "{out}"
+    );
+    // Full confinement needs no warning; no grant, no processes.
+    let (_, out, _) = explain_shell("strict", r#"{"command":"ls"}"#, false);
+    assert!(
+        out.contains("confinement full") && !out.contains("warning:"),
+        "{out}"
+    );
+    let (_, out, _) = explain_shell(file.to_str().unwrap(), "{}", true);
+    let v: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["grant"]["process"]["confinement"], "best-effort");
+    assert_eq!(v["plugin_installed"], false);
+}
+
+#[test]
+fn check_runs_shell_tests_without_the_shell_plugin() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("p.toml");
+    std::fs::write(
+        &file,
+        "name = 'p'\nmode = 'auto-edit'\n[[rule]]\nname = 'read'\ndecision = 'allow'\n\
+         commands = ['ls', 'wc']\n\
+         [[test]]\nname = 'pipes run'\ntool = 'shell'\ninput = { command = 'ls | wc -l' }\nexpect = 'allow'\n\
+         [[test]]\nname = 'wrong on purpose'\ntool = 'shell'\ninput = { command = 'ls > x' }\nexpect = 'allow'\n",
+    )
+    .unwrap();
+    let (code, out, _) = cli(shared_home(), &["policy", "check", file.to_str().unwrap()]);
+    assert_eq!(code, Some(1), "{out}");
+    assert!(
+        out.contains("  ok   pipes run: expected allow, got allow (rule read)"),
+        "{out}"
+    );
+    assert!(
+        out.contains("  FAIL wrong on purpose: expected allow, got ask (rule shell-safety)"),
+        "{out}"
+    );
+
+    let bad = dir.path().join("bad.toml");
+    std::fs::write(
+        &bad,
+        "name = 'p'\n[[rule]]\nname = 'r'\ndecision = 'allow'\ncommands = ['git status; rm']\n",
+    )
+    .unwrap();
+    let (code, _, err) = cli(shared_home(), &["policy", "check", bad.to_str().unwrap()]);
+    assert_eq!(code, Some(2));
+    assert!(
+        err.contains("bad.toml:5:13: rule `r`: bad prefix `git status; rm` in `commands`: `;` is shell syntax"),
+        "{err}"
+    );
+}

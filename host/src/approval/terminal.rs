@@ -210,6 +210,7 @@ mod tests {
                     name: "ask-ci".into(),
                 },
                 reason: Some("CI runs with secrets".into()),
+                parts: Vec::new(),
             },
             grant: Grant::none(),
             limits: Limits::default(),

@@ -10,6 +10,7 @@ mod plugin_cmd;
 mod plugin_list;
 mod plugin_view;
 mod policy_cmd;
+mod policy_explain;
 mod render;
 mod run_cmd;
 mod sessions_cmd;

@@ -4,13 +4,15 @@ use std::path::Path;
 
 use serde_json::json;
 
-use super::{Exit, PolicyCommand, fail, open_catalog};
+use super::{Exit, PolicyCommand, fail, open_catalog, policy_explain};
 use crate::base::Limits;
 use crate::capability::FsAccess;
 use crate::home::Home;
 use crate::plugin::Catalog;
 use crate::policy::grant_from_policy;
-use crate::policy::{CallFacts, DEFAULT_POLICY, DecidedBy, Decision, Policy, builtin_policies};
+use crate::policy::{
+    CallFacts, DEFAULT_POLICY, DecidedBy, Decision, Policy, builtin_policies, command,
+};
 
 pub fn run(cmd: PolicyCommand) -> Exit {
     match cmd {
@@ -195,24 +197,42 @@ fn explain(policy: Option<&str>, tool: &str, input: &str, json: bool) -> Exit {
         Ok(c) => c,
         Err(code) => return code,
     };
-    let Some((plugin, spec)) = catalog.find_tool(tool) else {
-        return fail(
-            json,
-            Exit::Usage,
-            &format!("unknown tool `{tool}` (see `warden tool list`)"),
-        );
+    // A built-in tool whose plugin is not installed yet (`shell`) is
+    // explained with its built-in facts and declaration.
+    let (plugin, annotations, capabilities, installed) = match catalog.find_tool(tool) {
+        Some((plugin, spec)) => (
+            plugin.name().to_string(),
+            spec.annotations,
+            plugin.meta.manifest.capabilities.clone(),
+            true,
+        ),
+        None => match command::builtin_facts(tool) {
+            Some((plugin, annotations)) => (
+                plugin,
+                annotations,
+                policy_explain::builtin_declared(),
+                false,
+            ),
+            None => {
+                return fail(
+                    json,
+                    Exit::Usage,
+                    &format!("unknown tool `{tool}` (see `warden tool list`)"),
+                );
+            }
+        },
     };
     let facts = CallFacts {
         tool,
-        plugin: plugin.name(),
-        annotations: spec.annotations,
+        plugin: &plugin,
+        annotations,
         input: &input,
     };
     let decision = policy.decide(&facts);
     let granted = policy.grant_for_call(&facts);
-    let declared = plugin.meta.manifest.capabilities.filesystem;
-    let (grant, cuts) =
-        grant_from_policy(&plugin.meta.manifest.capabilities, Path::new("."), &granted);
+    let declared = capabilities.filesystem;
+    let (grant, cuts) = grant_from_policy(&capabilities, Path::new("."), &granted);
+    let process = policy_explain::shows_process(tool, &granted.process).then_some(&granted.process);
     let workspace = grant.filesystem.map(|fs| fs.access);
     let extra_dirs: Vec<_> = grant
         .extra_dirs
@@ -221,10 +241,10 @@ fn explain(policy: Option<&str>, tool: &str, input: &str, json: bool) -> Exit {
         .collect();
     let limits = granted.limits.apply(Limits::default());
     if json {
-        let doc = json!({
+        let mut doc = json!({
             "policy": policy.name,
             "tool": tool,
-            "plugin": plugin.name(),
+            "plugin": plugin,
             "decision": decision,
             "grant": {
                 "workspace": workspace,
@@ -235,10 +255,23 @@ fn explain(policy: Option<&str>, tool: &str, input: &str, json: bool) -> Exit {
             },
             "grant_cuts": cuts,
         });
+        if let Some(process) = process {
+            doc["grant"]["process"] = json!(process);
+        }
+        if !installed {
+            doc["plugin_installed"] = json!(false);
+        }
         println!("{doc}");
     } else {
         println!("policy:   {} (mode {})", policy.name, policy.mode);
-        println!("tool:     {tool} (plugin {})", plugin.name());
+        if installed {
+            println!("tool:     {tool} (plugin {plugin})");
+        } else {
+            println!(
+                "tool:     {tool} (built-in plugin {plugin}, not installed: its declaration, \
+                 filesystem read-write and no network, is assumed)"
+            );
+        }
         println!(
             "decision: {} — {}",
             decision.verdict,
@@ -247,6 +280,7 @@ fn explain(policy: Option<&str>, tool: &str, input: &str, json: bool) -> Exit {
         if let Some(reason) = &decision.reason {
             println!("reason:   {reason}");
         }
+        policy_explain::print_parts(&decision);
         println!(
             "grant:    workspace {} (plugin declares {})",
             access_name(workspace),
@@ -276,6 +310,9 @@ fn explain(policy: Option<&str>, tool: &str, input: &str, json: bool) -> Exit {
             limits.memory_bytes >> 20,
             limits.output_bytes
         );
+        if let Some(process) = process {
+            policy_explain::print_process(process);
+        }
         for cut in &cuts {
             println!(
                 "cut:      declared {} → granted {}",

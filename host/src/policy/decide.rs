@@ -1,6 +1,7 @@
 //! One decision: protected paths first, then the rules (deny beats ask
 //! beats allow, the earliest rule of a kind decides), then the mode; a
-//! non-interactive policy turns every ask into a deny.
+//! non-interactive policy turns every ask into a deny. A `shell` call is
+//! decided command by command ([`super::command`]).
 //!
 //! Invariant: only the rules one of whose `tools` globs matches the tool
 //! are evaluated, found through [`RuleIndex`] without scanning every rule,
@@ -10,7 +11,7 @@ use std::collections::HashMap;
 
 use globset::{Glob, GlobSet, GlobSetBuilder};
 
-use super::{CallFacts, DecidedBy, Decision, PROTECTED_RULE, Policy, Rule, Verdict};
+use super::{CallFacts, DecidedBy, Decision, PROTECTED_RULE, Policy, Rule, Verdict, command};
 
 /// The reason given when a non-interactive policy refuses what would ask.
 const NON_INTERACTIVE: &str = "would ask, but this policy is non-interactive";
@@ -18,6 +19,9 @@ const NON_INTERACTIVE: &str = "would ask, but this policy is non-interactive";
 impl Policy {
     /// Decide `call`. Never fails: every call gets exactly one decision.
     pub fn decide(&self, call: &CallFacts<'_>) -> Decision {
+        if call.tool == command::SHELL_TOOL {
+            return self.finish(self.decide_shell(call));
+        }
         let decision = self
             .protected_decision(call)
             .or_else(|| self.rule_decision(call))
@@ -27,6 +31,7 @@ impl Policy {
                     verdict,
                     by: DecidedBy::Mode(self.mode),
                     reason: reason.map(str::to_string),
+                    parts: Vec::new(),
                 }
             });
         self.finish(decision)
@@ -40,18 +45,7 @@ impl Policy {
             return None;
         }
         let path = self.protected.first_in(call.input)?;
-        let what = if read_only { "read" } else { "write" };
-        Some(Decision {
-            verdict: Verdict::Deny,
-            by: DecidedBy::Rule {
-                index: usize::MAX,
-                name: PROTECTED_RULE.to_string(),
-            },
-            reason: Some(format!(
-                "`{path}` is a protected path, which tools may not {what}; \
-                 only the user can change it (see [protected] in the policy)"
-            )),
-        })
+        Some(protected_denial(path, read_only))
     }
 
     /// The strongest matching rule, the earliest among equals.
@@ -64,6 +58,9 @@ impl Policy {
             let Some(rule) = self.rules.get(i) else {
                 continue;
             };
+            if rule.commands.is_some() {
+                continue; // decides parts of `shell` command lines only
+            }
             let undecided = match rule.decision {
                 Verdict::Deny => true,
                 Verdict::Ask => first_ask.is_none(),
@@ -95,6 +92,7 @@ impl Policy {
                     None => NON_INTERACTIVE.to_string(),
                 }),
                 by: decision.by,
+                parts: decision.parts,
             },
             Verdict::Allow | Verdict::Ask | Verdict::Deny => decision,
         }
@@ -110,6 +108,25 @@ fn by_rule(index: usize, rule: &Rule) -> Decision {
             name: rule.name.clone(),
         },
         reason: rule.reason.clone(),
+        parts: Vec::new(),
+    }
+}
+
+/// The denial of a call that would write (or, when protected paths are not
+/// readable, read) the protected `path`.
+pub(super) fn protected_denial(path: &str, read_only: bool) -> Decision {
+    let what = if read_only { "read" } else { "write" };
+    Decision {
+        verdict: Verdict::Deny,
+        by: DecidedBy::Rule {
+            index: usize::MAX,
+            name: PROTECTED_RULE.to_string(),
+        },
+        reason: Some(format!(
+            "`{path}` is a protected path, which tools may not {what}; \
+             only the user can change it (see [protected] in the policy)"
+        )),
+        parts: Vec::new(),
     }
 }
 

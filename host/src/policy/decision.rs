@@ -6,6 +6,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::command::PartDecision;
 use crate::protocol::Annotations;
 
 /// How calls that no rule matches are decided.
@@ -127,6 +128,10 @@ pub struct Decision {
     pub by: DecidedBy,
     /// Why, in words shown to the user and the model, when there is one.
     pub reason: Option<String>,
+    /// For a `shell` call, the decision of each part of its command line;
+    /// the call's verdict is the strongest of them. Empty for other tools.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub parts: Vec<PartDecision>,
 }
 
 /// What the policy knows about a call when it decides.

@@ -3,7 +3,7 @@
 //! Grants are layered field by field: `[grants.tool.<name>]` overrides
 //! `[grants.plugin.<name>]`, which overrides `[grants.default]`. A field no
 //! layer sets takes the safe default: workspace read-only, no extra
-//! directories, no network, the runtime's default limits. The grant is an
+//! directories, no network, no processes, the runtime's default limits. The grant is an
 //! upper bound: a call gets the plugin's declared needs intersected with it.
 
 use std::collections::BTreeMap;
@@ -12,6 +12,7 @@ use std::time::Duration;
 
 use serde::{Deserialize, Deserializer, Serialize, de::Error as _};
 
+use super::process::{ProcessSpec, ProcessTable};
 use crate::base::{Limits, MAX_MEMORY_BYTES};
 use crate::capability::egress::{CredentialHandle, NetRule};
 use crate::capability::{FsAccess, PathGuard};
@@ -88,6 +89,9 @@ pub struct GrantTable {
     /// them one at a time).
     #[serde(default, deserialize_with = "positive")]
     pub workers: Option<u64>,
+    /// Processes the tool may start (`[grants.<layer>.process]`), merged
+    /// field by field across layers.
+    pub process: Option<ProcessTable>,
 }
 
 /// Every grant layer of a policy.
@@ -170,6 +174,8 @@ pub struct GrantSpec {
     /// filesystem layer. [`Grants::resolve`] gives the defaults;
     /// [`crate::policy::Policy::grant_for`] the policy's own.
     pub protected: PathGuard,
+    /// Processes the call may start. Default none.
+    pub process: ProcessSpec,
 }
 
 impl GrantSpec {
@@ -192,6 +198,8 @@ impl Grants {
             self.plugin.get(plugin),
             self.tool.get(tool),
         ];
+        let process =
+            ProcessSpec::layered(layers.iter().flatten().filter_map(|l| l.process.as_ref()));
         let mut merged = GrantTable::default();
         for layer in layers.into_iter().flatten() {
             let l = layer.clone();
@@ -229,6 +237,7 @@ impl Grants {
                 workers: merged.workers.map(|n| u32::try_from(n).unwrap_or(u32::MAX)),
             },
             protected: PathGuard::defaults(),
+            process,
         }
     }
 }
@@ -257,7 +266,7 @@ impl Grants {
     }
 }
 
-fn positive<'de, D: Deserializer<'de>>(d: D) -> Result<Option<u64>, D::Error> {
+pub(super) fn positive<'de, D: Deserializer<'de>>(d: D) -> Result<Option<u64>, D::Error> {
     let v = u64::deserialize(d)?;
     if v == 0 {
         return Err(D::Error::custom(

@@ -3,7 +3,7 @@
 
 use serde::{Deserialize, Deserializer, Serialize, de::Error as _};
 
-use super::{CallFacts, DecidedBy, Decision, Policy, Verdict};
+use super::{CallFacts, DecidedBy, Decision, Policy, Verdict, command};
 use crate::protocol::Annotations;
 
 /// One `[[test]]` case.
@@ -36,8 +36,9 @@ pub struct TestOutcome {
 
 impl Policy {
     /// Run every `[[test]]` case. `lookup` maps a tool name to its plugin
-    /// and annotations; a tool it does not know fails its case with a
-    /// denial that says so.
+    /// and annotations (a built-in tool it does not know, such as `shell`,
+    /// gets its built-in facts); any other tool it does not know fails its
+    /// case with a denial that says so.
     pub fn run_tests(
         &self,
         lookup: &dyn Fn(&str) -> Option<(String, Annotations)>,
@@ -45,7 +46,8 @@ impl Policy {
         self.tests
             .iter()
             .map(|case| {
-                let (known, got) = match lookup(&case.tool) {
+                let facts = lookup(&case.tool).or_else(|| command::builtin_facts(&case.tool));
+                let (known, got) = match facts {
                     Some((plugin, annotations)) => (
                         true,
                         self.decide(&CallFacts {
@@ -65,6 +67,7 @@ impl Policy {
                              (see `warden tool list`)",
                                 case.tool
                             )),
+                            parts: Vec::new(),
                         },
                     ),
                 };

@@ -9,6 +9,7 @@
 //! rules say. The file format is documented in `policies/README.md`.
 
 mod call_grant;
+pub mod command;
 mod decide;
 mod decision;
 mod error;
@@ -16,6 +17,7 @@ mod grants;
 mod inline_test;
 mod limits;
 mod matchers;
+mod process;
 mod protected;
 mod rule;
 
@@ -34,11 +36,14 @@ pub use error::PolicyError;
 pub use grants::{ExtraDir, GrantSpec, GrantTable, Grants, LimitOverrides, WorkspaceAccess};
 pub use inline_test::{PolicyTest, TestOutcome};
 pub use limits::LimitAboveCeiling;
+pub use process::{Confinement, ProcessLimits, ProcessSpec, ProcessTable, ToolchainDir};
 pub use protected::{DEFAULT_PROTECTED, Protected, normalize_path};
 pub use rule::{ArgMatcher, Rule};
 
+use command::CommandRules;
+
 use crate::capability::egress::CredentialHandle;
-use decide::RuleIndex;
+use decide::{RuleIndex, protected_denial};
 use error::Locator;
 use matchers::ArgMatchers;
 
@@ -70,6 +75,8 @@ pub struct Policy {
     matchers: ArgMatchers,
     /// Which rules can apply to a tool.
     index: RuleIndex,
+    /// Every rule's `commands`, compiled.
+    commands: CommandRules,
 }
 
 impl Policy {
@@ -110,6 +117,8 @@ impl Policy {
             .map_err(|msg| loc.invalid(0..0, format!("bad tool glob: {msg}")))?;
         let matchers = ArgMatchers::build(&rules)
             .map_err(|msg| loc.invalid(0..0, format!("argument matchers: {msg}")))?;
+        let commands = CommandRules::build(&rules)
+            .map_err(|msg| loc.invalid(0..0, format!("command rules: {msg}")))?;
 
         let mut seen = std::collections::BTreeSet::new();
         for c in &file.credential {
@@ -142,6 +151,7 @@ impl Policy {
             tests: file.test,
             matchers,
             index,
+            commands,
         })
     }
 
@@ -240,6 +250,12 @@ struct RuleFile {
     pub reason: Option<String>,
     #[serde(default)]
     pub args: BTreeMap<String, Spanned<MatcherFile>>,
+    /// Prefixes of `shell` commands the rule decides.
+    pub commands: Option<command::SpannedList>,
+    /// Files an allow rule's commands may write.
+    pub writes: Option<command::SpannedList>,
+    /// Variables an allow rule's commands may be given.
+    pub env: Option<command::SpannedList>,
 }
 
 /// One argument matcher: exactly one of the three kinds must be set.

@@ -7,10 +7,11 @@
 //! is unreachable or contradicts another.
 //!
 //! Rule A shadows rule B when both list the same tools, A's argument
-//! matchers are a subset of B's (identical values), and A wins whenever both
-//! match: A's decision is stronger (deny beats ask beats allow), or equal and
-//! A comes first. Then B is unreachable. Two rules with the same tools and
-//! the same matchers but different decisions are contradictory.
+//! matchers are a subset of B's (identical values), A's `commands` match
+//! every command B's match, and A wins whenever both match: A's decision is
+//! stronger (deny beats ask beats allow), or equal and A comes first. Then
+//! B is unreachable. Two rules with the same tools, the same matchers and
+//! the same `commands` but different decisions are contradictory.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::ops::Range;
@@ -19,6 +20,7 @@ use globset::GlobBuilder;
 use regex::Regex;
 use serde::Serialize;
 
+use super::command::{self, CommandMatch, SHELL_TOOL};
 use super::error::Locator;
 use super::protected::trim_dot_slash;
 use super::{PolicyError, RuleFile, Verdict};
@@ -38,6 +40,9 @@ pub struct Rule {
     pub reason: Option<String>,
     /// Argument name to matcher; all must match (AND).
     pub args: BTreeMap<String, ArgMatcher>,
+    /// For a rule with `commands`: the `shell` command parts it decides.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub commands: Option<CommandMatch>,
 }
 
 /// How one argument is matched. A missing argument, or one that is not a
@@ -59,7 +64,16 @@ pub enum ArgMatcher {
 /// Validate one rule from the file: every pattern must compile.
 pub(super) fn compile(file: RuleFile, loc: &Locator<'_>) -> Result<Rule, PolicyError> {
     let name = file.name.get_ref().clone();
+    let commands = command::compile(
+        &name,
+        file.decision,
+        file.commands,
+        file.writes,
+        file.env,
+        loc,
+    )?;
     let tools = match file.tools {
+        None if commands.is_some() => vec![SHELL_TOOL.to_string()],
         None => vec!["*".to_string()],
         Some(t) => {
             let span = t.span();
@@ -80,6 +94,15 @@ pub(super) fn compile(file: RuleFile, loc: &Locator<'_>) -> Result<Rule, PolicyE
                         ),
                     ));
                 }
+            }
+            let shell = |t: &String| {
+                globset::Glob::new(t).is_ok_and(|g| g.compile_matcher().is_match(SHELL_TOOL))
+            };
+            if commands.is_some() && !tools.iter().any(shell) {
+                return Err(loc.invalid(
+                    span,
+                    format!("rule `{name}`: `commands` decide the parts of `{SHELL_TOOL}` command lines, but `tools` never matches `{SHELL_TOOL}`; add it, or leave `tools` out"),
+                ));
             }
             tools
         }
@@ -135,6 +158,7 @@ pub(super) fn compile(file: RuleFile, loc: &Locator<'_>) -> Result<Rule, PolicyE
         decision: file.decision,
         reason: file.reason,
         args,
+        commands,
     })
 }
 
@@ -208,7 +232,7 @@ fn first_problem(
     for &other in members.iter().filter(|&&a| a != b) {
         let (a, b) = (other.min(b), other.max(b));
         let (ra, rb) = (rules.get(a)?, rules.get(b)?);
-        if ra.args == rb.args && ra.decision != rb.decision {
+        if ra.args == rb.args && command::same_commands(ra, rb) && ra.decision != rb.decision {
             return Some(format!(
                 "rules `{}` (line {}) and `{}` match exactly the same calls but decide {} and {}; \
                  keep one of them, or give one a narrower argument matcher",
@@ -222,7 +246,8 @@ fn first_problem(
     }
     for &a in members.iter().filter(|&&a| a != b) {
         let ra = rules.get(a)?;
-        let subset = ra.args.iter().all(|(k, m)| rb.args.get(k) == Some(m));
+        let subset =
+            ra.args.iter().all(|(k, m)| rb.args.get(k) == Some(m)) && command::covers(ra, rb);
         let a_wins = ra.decision.strength() > rb.decision.strength()
             || (ra.decision == rb.decision && a < b);
         if subset && a_wins {

@@ -2,8 +2,11 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod command_rules;
+mod commands;
 mod paths;
 mod precedence;
+mod process;
 mod shipped;
 mod validation;
 

@@ -53,6 +53,39 @@ fn shipped_policies_say_what_they_promise() {
 
     let ci = shipped("ci");
     assert!(ci.non_interactive);
+
+    // Commands: only the shell plugin starts processes, read-only in plan mode.
+    let ro_shell = ro.grant_for("shell", "shell");
+    assert!(ro_shell.process.enabled);
+    assert_eq!(ro_shell.workspace, Some(FsAccess::ReadOnly));
+    assert!(ww.grant_for("shell", "shell").process.enabled);
+    assert!(
+        ww.grant_for("shell", "shell")
+            .process
+            .toolchains
+            .iter()
+            .any(|t| t.written == "~/.cargo")
+    );
+    assert_eq!(
+        strict
+            .grant_for("shell", "shell")
+            .process
+            .limits
+            .cpu_seconds,
+        60
+    );
+    for p in [&ro, &ww, &strict, &ci] {
+        assert!(
+            !p.grant_for("fs", "write_file").process.enabled,
+            "{}",
+            p.name
+        );
+        assert!(
+            p.tests.iter().filter(|t| t.tool == "shell").count() >= 4,
+            "{}: shell needs inline tests",
+            p.name
+        );
+    }
     for p in [ro, ww, strict, ci] {
         assert!(
             p.grant_for("any", "tool").network.is_empty(),
@@ -86,7 +119,7 @@ fn the_documented_example_parses_and_passes() {
     let len = readme[start..].find("```").unwrap();
     let p =
         Policy::parse(&readme[start..start + len], "README.md").unwrap_or_else(|e| panic!("{e}"));
-    assert_eq!(p.rules.len(), 3);
+    assert_eq!(p.rules.len(), 5);
     assert!(p.protected.is_protected("secrets/token") && p.protected.is_protected(".git"));
     for outcome in p.run_tests(&builtin_lookup) {
         assert!(outcome.passed, "{outcome:?}");
