@@ -6,7 +6,7 @@
 //! the code a cold `warden tool call` runs in one place at the front of the
 //! text (see `link/profile_startup.py`, which writes it).
 //! Generated in OUT_DIR:
-//! - `builtin.rs`: the `BUILTIN` table (bytes and sha256 of `fs`, `search` and `web`);
+//! - `builtin.rs`: the `BUILTIN` table (bytes and sha256 of `fs`, `search`, `shell` and `web`);
 //! - `test_plugins.rs`: paths of every built guest, for tests and benches;
 //!   `tests/all/fixtures.rs` checks that every fixture tool is used by a test.
 
@@ -19,7 +19,7 @@ use sha2::{Digest, Sha256};
 
 const TARGET: &str = "wasm32-wasip2";
 /// Plugins embedded in the binary.
-const BUILTIN: &[&str] = &["fs", "search", "web"];
+const BUILTIN: &[&str] = &["fs", "search", "shell", "web"];
 /// Guests built only for tests and benchmarks.
 const FIXTURES: &[&str] = &[
     "echo",

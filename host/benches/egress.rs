@@ -160,6 +160,7 @@ fn bench(c: &mut Criterion) {
         filesystem: None,
         extra_dirs: Vec::new(),
         network: Some(grant(port)),
+        process: None,
     };
     let call_limits = Limits {
         http_requests: u64::MAX,

@@ -9,6 +9,11 @@
 //!   and `*.pem` files: the protected-path scan before the call and the
 //!   sweep after it are included.
 //!
+//! - `shell_call_true`: a whole `shell` tool call of `true` through the
+//!   pipeline (schema check, the policy's decision over the command, a
+//!   fresh instance of the `shell` plugin, the confined process), in a
+//!   small read-write workspace.
+//!
 //! The goal for a whole `shell` call is ≤ 2 ms median; the confined spawn
 //! should be well under it. Figures are in `docs/sandbox.md`.
 
@@ -18,8 +23,28 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use warden::capability::FsAccess;
+use warden::base::{CancelToken, Limits};
 use warden::capability::process::{self, ProcessGrant, ProcessRequest};
+use warden::capability::{FsAccess, WriteMode};
+use warden::home::Home;
+use warden::pipeline::{self, Invocation};
+use warden::plugin::Catalog;
+use warden::policy::{LimitOverrides, Policy};
+use warden::protocol::ToolOutcome;
+
+/// A policy that lets `true` run, with processes granted.
+const SHELL_POLICY: &str = r#"
+name = "bench"
+mode = "ask"
+[grants.default]
+workspace = "read-write"
+[grants.default.process]
+enabled = true
+[[rule]]
+name = "true-runs"
+decision = "allow"
+commands = ["true"]
+"#;
 
 fn big_workspace(root: &Path) {
     for d in 0..400 {
@@ -65,6 +90,40 @@ fn bench(c: &mut Criterion) {
         b.iter(|| {
             let r = rt.block_on(process::run(&read_only, &request())).unwrap();
             assert!(r.exit.success());
+        })
+    });
+    let home = tempfile::tempdir_in(base).unwrap();
+    let catalog = Catalog::open(&Home::at(home.path().to_path_buf())).unwrap();
+    let policy = Policy::parse(SHELL_POLICY, "bench.toml").unwrap();
+    let shell_ws = tempfile::tempdir_in(base).unwrap();
+    let shell_call = || {
+        pipeline::run(
+            &catalog,
+            Invocation {
+                tool: "shell",
+                input: r#"{"command":"true"}"#,
+                workspace: shell_ws.path(),
+                write: WriteMode::ReadOnly,
+                limits: Limits::default(),
+                limit_requests: LimitOverrides::default(),
+                cancel: CancelToken::new(),
+                progress: None,
+                policy: Some(&policy),
+                approval: None,
+                rationale: None,
+            },
+        )
+    };
+    let first = shell_call();
+    assert!(
+        first.outcome.model_text().starts_with("exit code 0"),
+        "{:?}",
+        first.outcome
+    );
+    group.bench_function("shell_call_true", |b| {
+        b.iter(|| {
+            let r = shell_call();
+            assert!(matches!(r.outcome, ToolOutcome::Success(_)));
         })
     });
     group.bench_function("confined_true_read_write_20k", |b| {

@@ -66,6 +66,7 @@ fn bench(c: &mut Criterion) {
             protected: None,
         }),
         extra_dirs: Vec::new(),
+        process: None,
     };
     let read_input = r#"{"path":"small.txt"}"#;
     c.bench_function("read_file_fresh_instance", |b| {
@@ -144,6 +145,7 @@ fn bench_protected_paths(c: &mut Criterion, catalog: &Catalog, ws: &std::path::P
             protected,
         }),
         extra_dirs: Vec::new(),
+        process: None,
     };
     let unreadable = PathGuard::new(
         PathGuard::defaults().globs().to_vec(),

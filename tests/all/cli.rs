@@ -59,6 +59,7 @@ fn tool_list_json_is_the_tool_schemas() {
             "list_dir",
             "glob",
             "grep",
+            "shell",
             "http_fetch"
         ]
     );

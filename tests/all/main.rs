@@ -37,6 +37,7 @@ mod protected_metadata;
 mod protected_paths;
 mod providers;
 mod search_tools;
+mod shell_tool;
 mod smoke;
 mod startup_layout;
 mod support;

@@ -48,7 +48,7 @@ fn install_call_list_inspect_remove() {
         .iter()
         .map(|p| p["name"].as_str().unwrap())
         .collect();
-    assert_eq!(names, ["fs", "search", "web", "echo"]);
+    assert_eq!(names, ["fs", "search", "shell", "web", "echo"]);
     assert_eq!(v["plugins"][3]["builtin"], false);
 
     let (code, out, _) = cli(home.path(), &["plugin", "inspect", "echo", "--json"]);
@@ -160,7 +160,7 @@ fn install_refuses_what_does_not_fit() {
     assert_eq!(code, Some(5));
     assert!(err.contains("cannot read /no/such/file.wasm"), "{err}");
     let (_, out, _) = cli(home.path(), &["plugin", "list"]);
-    assert_eq!(out.lines().count(), 4, "{out}");
+    assert_eq!(out.lines().count(), 5, "{out}");
 }
 
 #[test]

@@ -402,13 +402,13 @@ fn explain_names_a_weaker_confinement() {
     std::fs::write(
         &file,
         "name = 'weak'\nmode = 'ask'\n[grants.tool.shell.process]\nenabled = true\n\
-         confinement = 'best-effort'\ntoolchains = ['/opt/venv']\n",
+         confinement = 'unbounded-processes'\ntoolchains = ['/opt/venv']\n",
     )
     .unwrap();
     let (code, out, err) = explain_shell(file.to_str().unwrap(), r#"{"command":"ls"}"#, false);
     assert_eq!(code, Some(0), "{err}");
     assert!(
-        out.contains("process:  enabled, confinement best-effort\n"),
+        out.contains("process:  enabled, confinement unbounded-processes\n"),
         "{out}"
     );
     assert!(
@@ -416,7 +416,7 @@ fn explain_names_a_weaker_confinement() {
         "{out}"
     );
     assert!(
-        out.contains("warning:  confinement best-effort: processes run with the confinement"),
+        out.contains("warning:  confinement unbounded-processes: where no pids cgroup"),
         "{out}"
     );
     // Full confinement needs no warning; no grant, no processes.
@@ -427,8 +427,7 @@ fn explain_names_a_weaker_confinement() {
     );
     let (_, out, _) = explain_shell(file.to_str().unwrap(), "{}", true);
     let v: Value = serde_json::from_str(&out).unwrap();
-    assert_eq!(v["grant"]["process"]["confinement"], "best-effort");
-    assert_eq!(v["plugin_installed"], false);
+    assert_eq!(v["grant"]["process"]["confinement"], "unbounded-processes");
 }
 
 #[test]

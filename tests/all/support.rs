@@ -281,6 +281,7 @@ pub fn guarded_grant(ws: &Path, access: FsAccess, protected: Option<PathGuard>) 
         }),
         extra_dirs: Vec::new(),
         network: None,
+        process: None,
     }
 }
 

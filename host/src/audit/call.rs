@@ -66,6 +66,8 @@ impl CallAudit {
                 denials: r.boundary_denials.clone(),
                 denials_dropped: r.boundary_denials_dropped,
                 workers: r.workers,
+                processes: r.processes.clone(),
+                processes_dropped: r.processes_dropped,
             }),
         }
     }
@@ -95,6 +97,8 @@ pub(super) fn audit_copy(result: &CallResult) -> (CallResult, u64) {
         network_denials_dropped: r.network_denials_dropped,
         exercised: r.exercised.clone(),
         workers: r.workers,
+        processes: r.processes.clone(),
+        processes_dropped: r.processes_dropped,
         duration: r.duration,
         ..CallReport::empty(ToolOutcome::Cancelled)
     });

@@ -4,6 +4,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::capability::egress::{NetworkDenial, NetworkUse};
+use crate::capability::process::ProcessUse;
 use crate::capability::{BoundaryDenial, FileUse};
 use crate::plugin::CapChange;
 
@@ -139,6 +140,13 @@ pub struct ExercisedAudit {
     /// grant is in the fields above.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub workers: u64,
+    /// Commands the call ran: the command line, working directory, how it
+    /// ended, its output size, what stopped it and the confinement applied.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub processes: Vec<ProcessUse>,
+    /// Commands past the per-call cap, counted only.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub processes_dropped: u64,
 }
 
 fn is_zero(n: &u64) -> bool {

@@ -5,6 +5,7 @@ use std::path::PathBuf;
 use super::PathGuard;
 use super::egress::NetworkGrant;
 use super::extra_dirs::{self, DirGrant};
+use super::process::ProcessGrant;
 
 /// Access to a directory.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
@@ -57,6 +58,10 @@ pub struct Grant {
     /// is `wasi:http` linked.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub network: Option<NetworkGrant>,
+    /// Commands the call may run, and how they are confined, if processes
+    /// are granted: only then is `warden:tool/process` linked.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub process: Option<ProcessGrant>,
 }
 
 /// A capability the plugin declared but the call does not get.
@@ -91,6 +96,13 @@ impl Grant {
             None => "no network".to_string(),
             Some(n) => n.describe(),
         };
-        format!("{fs}{}, {net}", extra_dirs::describe(&self.extra_dirs))
+        let process = match &self.process {
+            None => "",
+            Some(_) => ", commands in the process sandbox (no network)",
+        };
+        format!(
+            "{fs}{}, {net}{process}",
+            extra_dirs::describe(&self.extra_dirs)
+        )
     }
 }

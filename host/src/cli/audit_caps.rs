@@ -36,6 +36,10 @@ struct ToolCaps {
     used_paths: u64,
     /// Destinations reached, `host:port`.
     used_network: BTreeSet<String>,
+    /// Whether calls ran with processes granted.
+    granted_processes: bool,
+    /// Commands run, and how many times each.
+    used_commands: BTreeMap<String, u64>,
     /// Operations refused at the boundary.
     refused: u64,
     /// Grants never used.
@@ -84,6 +88,10 @@ fn add_call(t: &mut ToolCaps, c: &CallAudit, paths: &mut BTreeSet<String>) {
             let url = rule.as_str().or_else(|| rule["url"].as_str());
             t.granted_network.extend(url.map(str::to_string));
         }
+        t.granted_processes |= !g["process"].is_null();
+    }
+    for p in &ex.processes {
+        *t.used_commands.entry(p.command.clone()).or_default() += 1;
     }
     for f in &ex.files {
         t.used_files.insert(f.op);
@@ -114,6 +122,10 @@ fn judge(t: &mut ToolCaps) {
     }
     if !t.granted_network.is_empty() && t.used_network.is_empty() {
         t.unused.push("network granted but never used".to_string());
+    }
+    if t.granted_processes && t.used_commands.is_empty() {
+        t.unused
+            .push("processes granted but no command run".to_string());
     }
     t.suggested_workspace = Some(if changes {
         "read-write"
@@ -147,8 +159,27 @@ fn snippet(tools: &BTreeMap<String, ToolCaps>) -> String {
             .map(|r| format!("\"{r}\""))
             .collect();
         out.push_str(&format!("network = [{}]\n", rules.join(", ")));
+        if !t.used_commands.is_empty() {
+            out.push_str(&format!("\n[grants.tool.{name}.process]\nenabled = true\n"));
+        }
     }
     out
+}
+
+/// The commands a tool ran, most frequent first, at most ten named.
+fn commands(used: &BTreeMap<String, u64>) -> String {
+    const SHOWN: usize = 10;
+    let mut by_count: Vec<(&String, &u64)> = used.iter().collect();
+    by_count.sort_by(|a, b| b.1.cmp(a.1).then_with(|| a.0.cmp(b.0)));
+    let mut named: Vec<String> = by_count
+        .iter()
+        .take(SHOWN)
+        .map(|(c, n)| format!("`{c}` ×{n}"))
+        .collect();
+    if used.len() > SHOWN {
+        named.push(format!("and {} more", used.len() - SHOWN));
+    }
+    named.join(", ")
 }
 
 fn plural(n: u64, what: &str) -> String {
@@ -222,6 +253,9 @@ pub fn caps(records: &[AuditRecord], catalog: Option<&Catalog>, json: bool) -> E
             plural(t.used_paths, "path"),
             list(&t.used_network)
         ));
+        if !t.used_commands.is_empty() {
+            show(format!("  commands:       {}", commands(&t.used_commands)));
+        }
         if t.refused > 0 {
             println!("  refused:        {} operations at the boundary", t.refused);
         }
@@ -288,6 +322,42 @@ mod tests {
                 .contains("network = [\"http://[::1]:8080\", \"https://api.example.com:443\"]"),
             "{}",
             snippet(&tools)
+        );
+    }
+
+    #[test]
+    fn commands_a_tool_ran_are_listed_and_unused_processes_flagged() {
+        let grant = json!({"filesystem": {"access": "read-write"}, "process": {"mode": "full"}});
+        let ran = |command: &str| {
+            json!({"processes": [{
+                "command": command, "cwd": "", "exit": {"type": "code", "code": 0},
+                "duration_ms": 3, "stdout_bytes": 0, "stderr_bytes": 0,
+                "confinement": {"mode": "full", "landlock_abi": 6, "namespaces": ["user"],
+                    "seccomp": true, "process_bound": "cgroup", "protected_mounts": 0},
+            }]})
+        };
+        let records = [
+            call("shell", grant.clone(), ran("cargo test")),
+            call("shell", grant.clone(), ran("cargo test")),
+            call("shell", grant.clone(), ran("git status")),
+            call("quiet", grant, json!({})),
+        ];
+        let tools = summarize(&records, None);
+        let shell = &tools["shell"];
+        assert_eq!(shell.used_commands["cargo test"], 2);
+        assert_eq!(
+            commands(&shell.used_commands),
+            "`cargo test` ×2, `git status` ×1"
+        );
+        assert!(
+            snippet(&tools).contains("[grants.tool.shell.process]\nenabled = true"),
+            "{}",
+            snippet(&tools)
+        );
+        assert!(
+            tools["quiet"]
+                .unused
+                .contains(&"processes granted but no command run".to_string())
         );
     }
 }

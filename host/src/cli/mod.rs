@@ -13,6 +13,7 @@ mod policy_cmd;
 mod policy_explain;
 mod render;
 mod run_cmd;
+mod self_confine;
 mod sessions_cmd;
 mod tool_cmd;
 

@@ -10,9 +10,7 @@ use crate::capability::FsAccess;
 use crate::home::Home;
 use crate::plugin::Catalog;
 use crate::policy::grant_from_policy;
-use crate::policy::{
-    CallFacts, DEFAULT_POLICY, DecidedBy, Decision, Policy, builtin_policies, command,
-};
+use crate::policy::{CallFacts, DEFAULT_POLICY, DecidedBy, Decision, Policy, builtin_policies};
 
 pub fn run(cmd: PolicyCommand) -> Exit {
     match cmd {
@@ -197,30 +195,19 @@ fn explain(policy: Option<&str>, tool: &str, input: &str, json: bool) -> Exit {
         Ok(c) => c,
         Err(code) => return code,
     };
-    // A built-in tool whose plugin is not installed yet (`shell`) is
-    // explained with its built-in facts and declaration.
-    let (plugin, annotations, capabilities, installed) = match catalog.find_tool(tool) {
+    let (plugin, annotations, capabilities) = match catalog.find_tool(tool) {
         Some((plugin, spec)) => (
             plugin.name().to_string(),
             spec.annotations,
             plugin.meta.manifest.capabilities.clone(),
-            true,
         ),
-        None => match command::builtin_facts(tool) {
-            Some((plugin, annotations)) => (
-                plugin,
-                annotations,
-                policy_explain::builtin_declared(),
-                false,
-            ),
-            None => {
-                return fail(
-                    json,
-                    Exit::Usage,
-                    &format!("unknown tool `{tool}` (see `warden tool list`)"),
-                );
-            }
-        },
+        None => {
+            return fail(
+                json,
+                Exit::Usage,
+                &format!("unknown tool `{tool}` (see `warden tool list`)"),
+            );
+        }
     };
     let facts = CallFacts {
         tool,
@@ -258,20 +245,10 @@ fn explain(policy: Option<&str>, tool: &str, input: &str, json: bool) -> Exit {
         if let Some(process) = process {
             doc["grant"]["process"] = json!(process);
         }
-        if !installed {
-            doc["plugin_installed"] = json!(false);
-        }
         println!("{doc}");
     } else {
         println!("policy:   {} (mode {})", policy.name, policy.mode);
-        if installed {
-            println!("tool:     {tool} (plugin {plugin})");
-        } else {
-            println!(
-                "tool:     {tool} (built-in plugin {plugin}, not installed: its declaration, \
-                 filesystem read-write and no network, is assumed)"
-            );
-        }
+        println!("tool:     {tool} (plugin {plugin})");
         println!(
             "decision: {} — {}",
             decision.verdict,

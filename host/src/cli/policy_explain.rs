@@ -1,19 +1,9 @@
 //! What `warden policy explain` adds for commands: the decision of each
 //! part of a `shell` command line, and the process grant.
 
-use crate::capability::{DeclaredCapabilities, FsNeed};
+use crate::capability::process::ConfinementMode;
 use crate::policy::command::SHELL_TOOL;
-use crate::policy::{Confinement, DecidedBy, Decision, ProcessSpec};
-
-/// What a built-in plugin that is not installed yet (the `shell` plugin)
-/// is taken to declare: the workspace read-write, no network.
-pub fn builtin_declared() -> DeclaredCapabilities {
-    DeclaredCapabilities {
-        filesystem: FsNeed::ReadWrite,
-        network: Vec::new(),
-        processes: true,
-    }
-}
+use crate::policy::{DecidedBy, Decision, ProcessSpec};
 
 /// Whether to show the process grant: for the `shell` tool, and for any
 /// tool the grant lets start processes.
@@ -58,13 +48,10 @@ pub fn print_process(process: &ProcessSpec) {
         process
             .toolchains
             .iter()
-            .map(|t| {
-                let path = t.path.display().to_string();
-                if path == t.written {
-                    path
-                } else {
-                    format!("{} ({path})", t.written)
-                }
+            .map(|t| match &t.path {
+                None => format!("{} (left out: $HOME is not set)", t.written),
+                Some(p) if p.as_os_str() == t.written.as_str() => t.written.clone(),
+                Some(p) => format!("{} ({})", t.written, p.display()),
             })
             .collect::<Vec<_>>()
             .join(", ")
@@ -77,21 +64,25 @@ pub fn print_process(process: &ProcessSpec) {
     };
     println!("          environment passed through: {env}");
     let l = &process.limits;
+    let address_space = match l.address_space {
+        Some(bytes) => format!("{} MiB", bytes >> 20),
+        None => "unbounded".to_string(),
+    };
     println!(
-        "          cpu {} s, file size {} MiB, open files {}, address space {} MiB, \
-         processes {}, output {} bytes",
+        "          cpu {} s, file size {} MiB, open files {}, address space {address_space}, \
+         processes {}, output {} bytes per stream",
         l.cpu_seconds,
-        l.file_size_bytes >> 20,
+        l.file_size >> 20,
         l.open_files,
-        l.address_space_bytes >> 20,
-        l.max_processes,
+        l.processes,
         l.output_bytes
     );
     match process.confinement {
-        Confinement::Full => {}
-        Confinement::BestEffort => println!(
-            "warning:  confinement best-effort: processes run with the confinement layers the \
-             kernel offers, and a missing layer is reported, not refused"
+        ConfinementMode::Full => {}
+        ConfinementMode::UnboundedProcesses => println!(
+            "warning:  confinement unbounded-processes: where no pids cgroup or RLIMIT_NPROC can \
+             bound the number of processes (a host running as root without a writable pids \
+             cgroup), commands run without that bound"
         ),
     }
 }

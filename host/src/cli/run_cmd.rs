@@ -122,6 +122,11 @@ fn prepare(args: RunArgs) -> Result<Prepared, (Exit, String)> {
         None => None,
     };
 
+    // Before any thread starts: the process confines itself.
+    if let Some(warning) = super::self_confine::confine_self(&home, &workspace, &policy, Vec::new())
+    {
+        eprintln!("warden: warning: {warning}");
+    }
     let catalog = Catalog::open(&home).map_err(|e| failure(e.to_string()))?;
     let audit =
         AuditLog::open(&crate::audit::log_path(&home)).map_err(|e| failure(e.to_string()))?;

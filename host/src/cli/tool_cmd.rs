@@ -96,7 +96,6 @@ pub fn call(args: CallArgs) -> Exit {
         Ok(i) => i,
         Err(msg) => return fail(args.json, Exit::Usage, &msg),
     };
-    crate::runtime::warm_up_wasi_io();
     let workspace = match args
         .workspace
         .clone()
@@ -125,6 +124,14 @@ pub fn call(args: CallArgs) -> Exit {
         Ok(p) => p,
         Err(e) => return fail(args.json, Exit::Usage, &e),
     };
+    // Before any thread starts: the process confines itself.
+    if let Ok(home) = crate::home::Home::from_env()
+        && let Some(warning) =
+            super::self_confine::confine_self(&home, &workspace, &policy, Vec::new())
+    {
+        eprintln!("warden: warning: {warning}");
+    }
+    crate::runtime::warm_up_wasi_io();
     let catalog = match open_catalog_with(args.json, instances) {
         Ok(c) => c,
         Err(code) => return code,
@@ -281,6 +288,7 @@ fn print_json(r: &CallResult) {
         "network_denials": report.map(|x| &x.network_denials),
         "exercised": report.map(|x| &x.exercised),
         "boundary_denials": report.map(|x| &x.boundary_denials),
+        "processes": report.map(|x| &x.processes),
         "duration_ms": report.map(|x| x.duration.as_secs_f64() * 1000.0),
     });
     println!("{doc}");

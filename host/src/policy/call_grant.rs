@@ -10,6 +10,7 @@
 use std::path::{Path, PathBuf};
 
 use super::{ExtraDir, GrantSpec};
+use crate::capability::process::ProcessGrant;
 use crate::capability::{
     DeclaredCapabilities, DirGrant, FsAccess, FsGrant, FsNeed, Grant, GrantCut, NetworkGrant,
     PathGuard, WriteMode,
@@ -42,6 +43,12 @@ pub fn grant_from_declared(
             granted: "no network (no policy grants it)".into(),
         });
     }
+    if declared.processes {
+        cuts.push(GrantCut {
+            declared: "processes".into(),
+            granted: "no processes (no policy grants them)".into(),
+        });
+    }
     let filesystem = access.map(|access| FsGrant {
         host_dir: workspace.to_path_buf(),
         access,
@@ -51,6 +58,7 @@ pub fn grant_from_declared(
         filesystem,
         extra_dirs: Vec::new(),
         network: None,
+        process: None,
     };
     (grant, cuts)
 }
@@ -88,6 +96,7 @@ pub fn grant_from_policy(
     let (network, net_cuts) =
         NetworkGrant::intersect(&declared.network, &granted.network, &granted.credentials);
     cuts.extend(net_cuts);
+    let process = process_grant(declared, access, workspace, granted, &mut cuts);
     let filesystem = access.map(|access| FsGrant {
         host_dir: workspace.to_path_buf(),
         access,
@@ -97,8 +106,69 @@ pub fn grant_from_policy(
         filesystem,
         extra_dirs,
         network,
+        process,
     };
     (grant, cuts)
+}
+
+/// The processes a call gets: only when the plugin declares them and the
+/// policy grants them, and only with the workspace, whose access (and
+/// protected paths) they share. Toolchain directories that cannot be
+/// opened are left out, each with a cut saying why.
+fn process_grant(
+    declared: &DeclaredCapabilities,
+    workspace_access: Option<FsAccess>,
+    workspace: &Path,
+    granted: &GrantSpec,
+    cuts: &mut Vec<GrantCut>,
+) -> Option<ProcessGrant> {
+    if !declared.processes {
+        return None;
+    }
+    let spec = &granted.process;
+    let cut = |cuts: &mut Vec<GrantCut>, why: String| {
+        cuts.push(GrantCut {
+            declared: "processes".into(),
+            granted: why,
+        })
+    };
+    if !spec.enabled {
+        cut(cuts, "no processes (the policy grants none)".into());
+        return None;
+    }
+    let Some(access) = workspace_access else {
+        cut(
+            cuts,
+            "no processes (they run in the workspace, which the call does not get)".into(),
+        );
+        return None;
+    };
+    let mut toolchains = Vec::with_capacity(spec.toolchains.len());
+    for dir in &spec.toolchains {
+        match dir.path.as_deref().and_then(canonical_dir) {
+            Some(path) => toolchains.push(path),
+            None => cut(
+                cuts,
+                format!(
+                    "processes without the toolchain directory {}: {}",
+                    dir.written,
+                    match dir.path {
+                        None => "$HOME is not set",
+                        Some(_) => "it does not exist or is not a directory",
+                    }
+                ),
+            ),
+        }
+    }
+    Some(ProcessGrant {
+        workspace: workspace.to_path_buf(),
+        access,
+        protected: granted.protected.clone(),
+        toolchains,
+        env: spec.env.clone(),
+        limits: spec.limits,
+        mode: spec.confinement,
+    })
 }
 
 /// The extra directories a call gets: `granted` limited by the plugin's

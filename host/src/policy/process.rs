@@ -6,9 +6,9 @@
 //!
 //! Invariants: no process unless a grant layer sets `enabled = true`;
 //! toolchain directories are absolute and plain once `~` is expanded (at
-//! load time); every limit is at least 1, and one no layer sets takes its
-//! value from [`ProcessLimits::DEFAULT`]; confinement is `full` unless a
-//! layer names the weaker mode.
+//! load time, or left out when `$HOME` is unset); every limit is at least
+//! 1, and one no layer sets takes its value from [`default_limits`];
+//! confinement is `full` unless a layer names the weaker mode.
 
 use std::path::PathBuf;
 
@@ -16,6 +16,7 @@ use serde::{Deserialize, Deserializer, Serialize, de::Error as _};
 
 use super::command::is_name;
 use super::grants::positive;
+use crate::capability::process::{ConfinementMode, ProcessLimits};
 
 /// `[grants.<layer>.process]` as the policy file spells it; a field left
 /// out inherits from the layer below.
@@ -51,7 +52,7 @@ pub struct ProcessTable {
     #[serde(default, deserialize_with = "positive")]
     pub output_bytes: Option<u64>,
     /// How strictly processes are confined.
-    pub confinement: Option<Confinement>,
+    pub confinement: Option<ConfinementMode>,
 }
 
 /// A toolchain directory, as written and as expanded.
@@ -59,73 +60,14 @@ pub struct ProcessTable {
 pub struct ToolchainDir {
     /// As the policy writes it, e.g. `~/.cargo`.
     pub written: String,
-    /// Absolute, with `~` expanded when the policy was loaded.
-    pub path: PathBuf,
-}
-
-/// How strictly a tool's processes are confined.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Confinement {
-    /// Every confinement layer the host implements must be in force, or
-    /// the process does not start.
-    #[default]
-    Full,
-    /// Weaker: processes run with the confinement layers the kernel
-    /// offers, and a missing layer is reported on the call's record
-    /// instead of refusing the call. Name it only where full confinement
-    /// cannot work, such as a container without user namespaces.
-    BestEffort,
-}
-
-impl Confinement {
-    /// The name used in policy files.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Confinement::Full => "full",
-            Confinement::BestEffort => "best-effort",
-        }
-    }
-}
-
-/// Limits on a call's processes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-pub struct ProcessLimits {
-    /// CPU time per process, in seconds.
-    pub cpu_seconds: u64,
-    /// Largest file a process may write, in bytes.
-    pub file_size_bytes: u64,
-    /// Files a process may have open at once.
-    pub open_files: u64,
-    /// Address space per process, in bytes.
-    pub address_space_bytes: u64,
-    /// Processes the call may run at once.
-    pub max_processes: u64,
-    /// Bytes of standard output and error kept per call.
-    pub output_bytes: u64,
-}
-
-impl ProcessLimits {
-    /// The limits a grant that sets none gets: enough for a build and its
-    /// tests, bounded so a runaway command ends.
-    pub const DEFAULT: ProcessLimits = ProcessLimits {
-        cpu_seconds: 300,
-        file_size_bytes: 4 << 30,
-        open_files: 1024,
-        address_space_bytes: 16 << 30,
-        max_processes: 512,
-        output_bytes: 1 << 20,
-    };
-}
-
-impl Default for ProcessLimits {
-    fn default() -> Self {
-        ProcessLimits::DEFAULT
-    }
+    /// Absolute, with `~` expanded when the policy was loaded; `None` when
+    /// it starts with `~` and `$HOME` is not set (a call then goes
+    /// without it, and its grant says so).
+    pub path: Option<PathBuf>,
 }
 
 /// The most a policy grants one tool's processes.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct ProcessSpec {
     /// Whether the tool may start processes. Default false.
     pub enabled: bool,
@@ -133,11 +75,31 @@ pub struct ProcessSpec {
     pub toolchains: Vec<ToolchainDir>,
     /// Environment variables passed through. Default none.
     pub env: Vec<String>,
-    /// Limits. Default [`ProcessLimits::DEFAULT`].
+    /// Limits. Default [`default_limits`].
     pub limits: ProcessLimits,
     /// Confinement. Default full.
-    pub confinement: Confinement,
+    pub confinement: ConfinementMode,
 }
+
+impl Default for ProcessSpec {
+    fn default() -> Self {
+        ProcessSpec::layered([])
+    }
+}
+
+/// The limits a grant that sets none gets: enough for a build and its
+/// tests, bounded so a runaway command ends.
+pub fn default_limits() -> ProcessLimits {
+    ProcessLimits {
+        cpu_seconds: 300,
+        address_space: Some(DEFAULT_ADDRESS_SPACE),
+        ..ProcessLimits::default()
+    }
+}
+
+/// Address space a process gets unless a policy says otherwise: room for
+/// runtimes that reserve far more than they use (V8, the JVM, Go).
+const DEFAULT_ADDRESS_SPACE: u64 = 64 << 30;
 
 impl ProcessSpec {
     /// `layers`, lowest first, merged field by field.
@@ -156,20 +118,19 @@ impl ProcessSpec {
             m.output_bytes = l.output_bytes.or(m.output_bytes);
             m.confinement = l.confinement.or(m.confinement);
         }
-        let d = ProcessLimits::DEFAULT;
+        let d = default_limits();
         ProcessSpec {
             enabled: m.enabled.unwrap_or(false),
             toolchains: m.toolchains.unwrap_or_default(),
             env: m.env.unwrap_or_default(),
             limits: ProcessLimits {
                 cpu_seconds: m.cpu_seconds.unwrap_or(d.cpu_seconds),
-                file_size_bytes: m.file_size_mib.map_or(d.file_size_bytes, |v| v << 20),
+                file_size: m.file_size_mib.map_or(d.file_size, |v| v << 20),
                 open_files: m.open_files.unwrap_or(d.open_files),
-                address_space_bytes: m
-                    .address_space_mib
-                    .map_or(d.address_space_bytes, |v| v << 20),
-                max_processes: m.max_processes.unwrap_or(d.max_processes),
+                address_space: m.address_space_mib.map(|v| v << 20).or(d.address_space),
+                processes: m.max_processes.unwrap_or(d.processes),
                 output_bytes: m.output_bytes.unwrap_or(d.output_bytes),
+                ..d
             },
             confinement: m.confinement.unwrap_or_default(),
         }
@@ -190,23 +151,41 @@ fn mib<'de, D: Deserializer<'de>>(d: D) -> Result<Option<u64>, D::Error> {
 }
 
 fn toolchains<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Vec<ToolchainDir>>, D::Error> {
-    let home = std::env::var("HOME").ok();
+    let home = std::env::var("HOME").ok().filter(|h| h.starts_with('/'));
     Vec::<String>::deserialize(d)?
         .into_iter()
         .map(|written| {
-            let path = expand(&written, home.as_deref()).map_err(D::Error::custom)?;
-            Ok(ToolchainDir {
-                written,
-                path: PathBuf::from(path),
-            })
+            let path = match expand(&written, home.as_deref()) {
+                Ok(path) => Some(PathBuf::from(path)),
+                Err(Expand::NoHome) => None,
+                Err(Expand::Bad(e)) => return Err(D::Error::custom(e)),
+            };
+            Ok(ToolchainDir { written, path })
         })
         .collect::<Result<_, _>>()
         .map(Some)
 }
 
+/// Why a toolchain directory could not be expanded.
+#[derive(Debug, PartialEq, Eq)]
+pub(super) enum Expand {
+    /// It starts with `~`, and `$HOME` is not an absolute path.
+    NoHome,
+    /// It is not a directory a policy may name.
+    Bad(String),
+}
+
 /// `written` with a leading `~` replaced by `home`, checked to be an
 /// absolute, plain path other than `/`.
-pub(super) fn expand(written: &str, home: Option<&str>) -> Result<String, String> {
+pub(super) fn expand(written: &str, home: Option<&str>) -> Result<String, Expand> {
+    expand_checked(written, home).map_err(|e| match e {
+        None => Expand::NoHome,
+        Some(message) => Expand::Bad(message),
+    })
+}
+
+/// [`expand`], with `None` for a missing `$HOME`.
+fn expand_checked(written: &str, home: Option<&str>) -> Result<String, Option<String>> {
     let tail = if written == "~" {
         Some("")
     } else {
@@ -214,9 +193,7 @@ pub(super) fn expand(written: &str, home: Option<&str>) -> Result<String, String
     };
     let path = match tail {
         Some(tail) => {
-            let home = home.filter(|h| h.starts_with('/')).ok_or_else(|| {
-                format!("toolchain directory `{written}` needs $HOME, which is not set to an absolute path; write the path out")
-            })?;
+            let home = home.filter(|h| h.starts_with('/')).ok_or(None)?;
             let home = home.trim_end_matches('/');
             if tail.is_empty() {
                 home.to_string()
@@ -225,26 +202,26 @@ pub(super) fn expand(written: &str, home: Option<&str>) -> Result<String, String
             }
         }
         None if written.starts_with('~') => {
-            return Err(format!(
+            return Err(Some(format!(
                 "toolchain directory `{written}`: only `~` and `~/…` are expanded; write the path out"
-            ));
+            )));
         }
         None => written.to_string(),
     };
     if path == "/" || (path.is_empty() && tail.is_some()) {
-        return Err(format!(
+        return Err(Some(format!(
             "toolchain directory `{written}` would expose the whole filesystem; name the toolchain's own directory"
-        ));
+        )));
     }
     if !path.starts_with('/') {
-        return Err(format!(
+        return Err(Some(format!(
             "toolchain directory `{written}` must be an absolute path or start with `~/`"
-        ));
+        )));
     }
     if super::normalize_path(&path) != path {
-        return Err(format!(
+        return Err(Some(format!(
             "toolchain directory `{written}` must be written plainly: no `.` or `..`, no `//`, no trailing `/`"
-        ));
+        )));
     }
     Ok(path)
 }

@@ -10,6 +10,7 @@ use super::egress_report::{redact_report, with_denials};
 use super::guest::{GuestContext, GuestOutput};
 use super::instance::{Ended, cap_text, hidden_paths, host_error, new_store, run_instance};
 use super::link::LinkProfile;
+use super::process_call::ProcessCall;
 use super::report::CallReport;
 use super::state::{CallState, Workers};
 use crate::base::{CancelToken, Limits, MAX_MEMORY_BYTES, ProgressSink};
@@ -82,6 +83,9 @@ impl LoadedPlugin {
                         req.cancel.clone(),
                     )));
                 }
+                if let Some(process) = &req.grant.process {
+                    state.process = Some(ProcessCall::new(process.clone()));
+                }
                 if self.fans_out {
                     state.fan.workers = self.workers(&req, &stdout);
                 }
@@ -101,6 +105,10 @@ impl LoadedPlugin {
                 report.logs_dropped = state.record.logs_dropped;
                 report.progress = state.record.progress;
                 report.workers = state.fan.workers_run;
+                if let Some(process) = state.process {
+                    report.processes = process.uses;
+                    report.processes_dropped = process.uses_dropped;
+                }
                 let boundary = state.fs_boundary.into_report();
                 report.boundary_denials = boundary.denials;
                 report.boundary_denials_dropped = boundary.denials_dropped;

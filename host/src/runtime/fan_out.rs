@@ -27,6 +27,7 @@ use super::engine::WORKER_INSTANCES;
 use super::guest::{GuestContext, GuestOutput, GuestReturn};
 use super::instance::{Ended, cap_text, hidden_paths, new_store, run_instance};
 use super::memory::MemoryBudget;
+use super::process_call::ProcessCall;
 use super::state::{CallState, Workers};
 use crate::base::Limits;
 use crate::base::{CancelToken, LogLine, MAX_WORKERS, ProgressEvent, ProgressSink};
@@ -75,6 +76,7 @@ struct Done {
     logs_dropped: u64,
     progress: Vec<ProgressEvent>,
     boundary: BoundaryReport,
+    processes: Option<ProcessCall>,
 }
 
 impl Done {
@@ -87,6 +89,7 @@ impl Done {
             logs_dropped: 0,
             progress: Vec::new(),
             boundary: BoundaryReport::default(),
+            processes: None,
         }
     }
 }
@@ -154,6 +157,9 @@ pub(super) fn fan_out(
             state.record.push_progress(event, limits);
         }
         state.fs_boundary.absorb(d.boundary);
+        if let (Some(mine), Some(theirs)) = (&mut state.process, d.processes) {
+            mine.absorb(theirs);
+        }
         results.push(d.result);
     }
     // Lowered into the caller's memory next, where its own growth is charged.
@@ -265,6 +271,9 @@ fn run_one(shared: &Shared<'_>, index: usize, task: &str) -> Done {
     if let Some(egress) = &shared.egress {
         state.set_egress(egress.clone());
     }
+    if let Some(process) = &workers.grant.process {
+        state.process = Some(ProcessCall::new(process.clone()));
+    }
     let left = shared.deadline.saturating_duration_since(Instant::now());
     let context = GuestContext {
         call_id: format!("{}/worker-{index}", workers.context.call_id),
@@ -298,6 +307,7 @@ fn run_one(shared: &Shared<'_>, index: usize, task: &str) -> Done {
         logs_dropped: state.record.logs_dropped,
         progress: state.record.progress,
         boundary: state.fs_boundary.into_report(),
+        processes: state.process,
     }
 }
 

@@ -38,7 +38,7 @@ impl LinkProfile {
         LinkProfile {
             filesystem: grant.filesystem.is_some() || !grant.extra_dirs.is_empty(),
             http: grant.network.is_some(),
-            process: false,
+            process: grant.process.is_some(),
         }
     }
 }
@@ -67,6 +67,9 @@ pub fn linker_for(
         WitVersion::V0_2 => {
             v0_2::types::add_to_linker::<CallState, HasSelf<CallState>>(&mut l, |s| s)?;
             v0_2::host::add_to_linker::<CallState, HasSelf<CallState>>(&mut l, |s| s)?;
+            if profile.process {
+                v0_2::process::add_to_linker::<CallState, HasSelf<CallState>>(&mut l, |s| s)?;
+            }
         }
     }
 

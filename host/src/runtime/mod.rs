@@ -17,6 +17,8 @@ mod host_iface;
 mod instance;
 mod link;
 mod memory;
+mod process_call;
+mod process_iface;
 mod report;
 mod state;
 

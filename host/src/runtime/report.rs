@@ -4,6 +4,7 @@ use std::time::Duration;
 
 use crate::base::{LogLine, ProgressEvent};
 use crate::capability::egress::{NetworkDenial, NetworkUse};
+use crate::capability::process::ProcessUse;
 use crate::capability::{BoundaryDenial, Exercised};
 use crate::protocol::ToolOutcome;
 
@@ -35,6 +36,11 @@ pub struct CallReport {
     pub network_denials_dropped: u64,
     /// What the call did with its grant, as the host's WASI layer saw it.
     pub exercised: Exercised,
+    /// Each command the call ran, at most
+    /// [`crate::capability::process::MAX_PROCESS_USES`].
+    pub processes: Vec<ProcessUse>,
+    /// Commands past that cap, counted only.
+    pub processes_dropped: u64,
     /// Worker instances the call ran through `fan-out` (their logs, file
     /// and network use and refusals are in this report).
     pub workers: u64,
@@ -61,6 +67,8 @@ impl CallReport {
             network_denials: Vec::new(),
             network_denials_dropped: 0,
             exercised: Exercised::default(),
+            processes: Vec::new(),
+            processes_dropped: 0,
             workers: 0,
             duration: Duration::ZERO,
         }

@@ -17,6 +17,7 @@ use wasmtime_wasi_http::{WasiHttpCtx, WasiHttpCtxView, WasiHttpView};
 use super::guest::{GuestContext, GuestPre};
 use super::guest_record::GuestRecord;
 use super::memory::MemoryBudget;
+use super::process_call::ProcessCall;
 use crate::base::{CANCEL_GRACE, CancelToken, Interrupt, Limits, ProgressSink};
 use crate::capability::egress::{EgressCall, EgressHooks};
 use crate::capability::{CappedPipe, DeadlineIo, FsBoundary, Grant, GuardedFs};
@@ -37,6 +38,8 @@ pub struct CallState {
     pub(crate) stderr: CappedPipe,
     /// This instance's part in `fan-out`.
     pub(crate) fan: FanOutRole,
+    /// The call's processes, when its grant includes them.
+    pub(crate) process: Option<ProcessCall>,
 }
 
 /// The WASI side of a store.
@@ -120,6 +123,7 @@ impl CallState {
             egress_call: None,
             stderr,
             fan: FanOutRole::default(),
+            process: None,
         }
     }
 

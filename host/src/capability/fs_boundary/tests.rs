@@ -14,6 +14,7 @@ fn grant(access: FsAccess, protected: Option<PathGuard>, extra: Vec<DirGrant>) -
         }),
         extra_dirs: extra,
         network: None,
+        process: None,
     }
 }
 

@@ -1,13 +1,15 @@
 //! The child's environment: an allowlist, never the host's secrets.
 //!
-//! Invariant: the child gets `PATH`, `LANG`, `LC_*`, `TERM`, a private
-//! `HOME` and `TMPDIR`, and the names the grant lists, and nothing else. A
+//! Invariant: the child gets `PATH` (only its directories the sandbox lets
+//! it reach), `LANG`, `LC_*`, `TERM`, a private `HOME` and `TMPDIR`, and
+//! the names the grant lists, and nothing else. A
 //! listed name that looks like a secret (`*_API_KEY`, `*TOKEN*`, …), or
 //! whose value equals the value of a secret-named host variable, is refused
 //! with an error rather than silently dropped.
 
 use std::ffi::{CString, OsString};
 use std::os::unix::ffi::OsStrExt;
+use std::path::Path;
 
 use super::ProcessError;
 
@@ -41,10 +43,14 @@ pub fn is_secret_name(name: &str) -> bool {
 }
 
 /// The child's environment, from `host` (the host's variables) and the
-/// names the grant passes.
+/// names the grant passes. `PATH` keeps only the directories under
+/// `reachable` (the system directories, toolchains and workspace): a
+/// program found first in a directory the sandbox hides would fail to run
+/// where a later one would have worked.
 pub(super) fn child_env(
     host: &[(OsString, OsString)],
     pass: &[String],
+    reachable: &[&Path],
 ) -> Result<Vec<CString>, ProcessError> {
     let secret_values: Vec<&OsString> = host
         .iter()
@@ -82,8 +88,13 @@ pub(super) fn child_env(
         let allowed = ALLOWED.contains(&&*name)
             || (name.starts_with("LC_") && !is_secret_name(&name))
             || pass.iter().any(|p| p.as_bytes() == key);
-        if allowed && !matches!(&*name, "HOME" | "TMPDIR") {
-            has_path |= key == b"PATH";
+        if key == b"PATH" {
+            let kept = reachable_path(v.as_bytes(), reachable);
+            if !kept.is_empty() {
+                has_path = true;
+                push(key, &kept)?;
+            }
+        } else if allowed && !matches!(&*name, "HOME" | "TMPDIR") {
             push(key, v.as_bytes())?;
         }
     }
@@ -93,6 +104,19 @@ pub(super) fn child_env(
     push(b"HOME", HOME.as_bytes())?;
     push(b"TMPDIR", b"/tmp")?;
     Ok(env)
+}
+
+/// The directories of `path` (a `PATH` value) that lie under one of
+/// `reachable`, in order.
+fn reachable_path(path: &[u8], reachable: &[&Path]) -> Vec<u8> {
+    let kept: Vec<&[u8]> = path
+        .split(|b| *b == b':')
+        .filter(|dir| {
+            let dir = Path::new(std::ffi::OsStr::from_bytes(dir));
+            dir.is_absolute() && reachable.iter().any(|root| dir.starts_with(root))
+        })
+        .collect();
+    kept.join(&b':')
 }
 
 /// The value of `PATH` in `env`.
@@ -135,7 +159,7 @@ mod tests {
             ("EDITOR", "vi"),
             ("CARGO_HOME", "/root/.cargo"),
         ]);
-        let env = child_env(&vars, &["CARGO_HOME".to_string()]).unwrap();
+        let env = child_env(&vars, &["CARGO_HOME".to_string()], &[Path::new("/usr")]).unwrap();
         assert_eq!(
             names(&env),
             ["PATH", "LC_ALL", "CARGO_HOME", "HOME", "TMPDIR"]
@@ -155,12 +179,36 @@ mod tests {
             "WORK_OPENAI_KEY",
             "MY_VAR",
         ] {
-            let err = child_env(&vars, &[name.to_string()]).unwrap_err();
+            let err = child_env(&vars, &[name.to_string()], &[]).unwrap_err();
             assert!(
                 matches!(err, ProcessError::SecretEnv { .. }),
                 "{name}: {err}"
             );
         }
-        assert!(child_env(&vars, &["CARGO_HOME".to_string()]).is_ok());
+        assert!(child_env(&vars, &["CARGO_HOME".to_string()], &[]).is_ok());
+    }
+
+    #[test]
+    fn path_keeps_only_directories_the_sandbox_reaches() {
+        let vars = host(&[(
+            "PATH",
+            "/root/.pyenv/shims:/home/u/.cargo/bin:/usr/local/bin:/usr/bin:relative:/bin",
+        )]);
+        let env = child_env(
+            &vars,
+            &[],
+            &[
+                Path::new("/usr"),
+                Path::new("/bin"),
+                Path::new("/home/u/.cargo"),
+            ],
+        )
+        .unwrap();
+        assert_eq!(
+            path_of(&env),
+            b"/home/u/.cargo/bin:/usr/local/bin:/usr/bin:/bin"
+        );
+        let none = child_env(&host(&[("PATH", "/opt/x")]), &[], &[Path::new("/usr")]).unwrap();
+        assert_eq!(path_of(&none), DEFAULT_PATH.as_bytes());
     }
 }

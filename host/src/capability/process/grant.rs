@@ -31,6 +31,16 @@ pub enum ConfinementMode {
     UnboundedProcesses,
 }
 
+impl ConfinementMode {
+    /// The name policy files use.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ConfinementMode::Full => "full",
+            ConfinementMode::UnboundedProcesses => "unbounded-processes",
+        }
+    }
+}
+
 /// Resource bounds for one call's whole process tree (rlimits apply per
 /// process; the process count applies to the tree).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -48,6 +58,9 @@ pub struct ProcessLimits {
     pub processes: u64,
     /// Size of the private `/tmp`, in bytes.
     pub tmp_size: u64,
+    /// Bytes of stdout and of stderr kept per command, each (head and
+    /// tail); the rest is counted, not kept.
+    pub output_bytes: u64,
 }
 
 impl Default for ProcessLimits {
@@ -59,12 +72,13 @@ impl Default for ProcessLimits {
             address_space: None,
             processes: 512,
             tmp_size: 1 << 30,
+            output_bytes: 1 << 20,
         }
     }
 }
 
 /// What one call may do with processes.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct ProcessGrant {
     /// The workspace, canonical: the only user directory a process sees.
     pub workspace: PathBuf,

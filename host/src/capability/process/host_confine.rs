@@ -35,6 +35,9 @@ pub struct HostPaths {
     pub read: Vec<PathBuf>,
     /// Toolchain directories commands may run from.
     pub toolchains: Vec<PathBuf>,
+    /// Directories besides the workspace that calls may be granted, with
+    /// the most access any grant gives them.
+    pub extra_dirs: Vec<(PathBuf, FsAccess)>,
 }
 
 /// The domain the host now runs in.
@@ -81,12 +84,17 @@ pub fn confine_host(paths: &HostPaths) -> Result<HostConfinement, ProcessError> 
     for dir in ["/proc", "/sys", "/dev/urandom", "/dev/random"] {
         allowed.push((dir.into(), read));
     }
-    for dev in ["/dev/null", "/dev/zero", "/dev/full", "/dev/tty"] {
+    for dev in ["/dev/null", "/dev/zero", "/dev/full"] {
         allowed.push((dev.into(), read | AccessFs::WriteFile | AccessFs::Truncate));
     }
+    // Approval prompts open the terminal and set its modes (ioctls).
+    allowed.push((
+        "/dev/tty".into(),
+        read | AccessFs::WriteFile | AccessFs::Truncate | AccessFs::IoctlDev,
+    ));
     allowed.extend(paths.read.iter().map(|p| (p.clone(), read)));
     allowed.extend(paths.toolchains.iter().map(|p| (p.clone(), read_exec)));
-    if let Some((dir, access)) = &paths.workspace {
+    for (dir, access) in paths.workspace.iter().chain(&paths.extra_dirs) {
         let rights = match access {
             FsAccess::ReadOnly => read_exec,
             FsAccess::ReadWrite => all_fs(),

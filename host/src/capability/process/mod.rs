@@ -40,7 +40,8 @@ pub use grant::{ConfinementMode, ProcessGrant, ProcessLimits};
 pub use host_confine::{HostConfinement, HostPaths, confine_host};
 pub use output::CapturedOutput;
 pub use report::{
-    AppliedConfinement, ExitStatus, Namespace, ProcessBound, ProcessReport, StopReason,
+    AppliedConfinement, ExitStatus, MAX_PROCESS_USES, Namespace, ProcessBound, ProcessReport,
+    ProcessUse, StopReason,
 };
 pub use request::{LineSink, MAX_LINE, OutputLine, ProcessRequest, Stream, shell_argv};
 pub use support::{REQUIRED_LANDLOCK_ABI, Support, support};

@@ -89,3 +89,49 @@ pub struct ProcessReport {
     /// removed when it ended; workspace-relative.
     pub removed_protected: Vec<String>,
 }
+
+/// The most commands one call's record lists; the rest are counted.
+pub const MAX_PROCESS_USES: usize = 64;
+
+/// Bytes of a command line a record keeps.
+const MAX_RECORDED_COMMAND: usize = 2048;
+
+/// One command a call ran, as its report and audit record keep it.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct ProcessUse {
+    /// The command line (a shell line, or the arguments joined by spaces),
+    /// cut at 2048 bytes.
+    pub command: String,
+    /// The working directory, relative to the workspace (empty for its root).
+    pub cwd: String,
+    pub exit: ExitStatus,
+    pub duration_ms: u64,
+    /// Bytes the command wrote to stdout and stderr.
+    pub stdout_bytes: u64,
+    pub stderr_bytes: u64,
+    /// What stopped it, when Warden ended it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stopped: Option<StopReason>,
+    /// The confinement it actually ran under.
+    pub confinement: AppliedConfinement,
+    /// Protected paths it created, removed when it ended.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub removed_protected: Vec<String>,
+}
+
+impl ProcessUse {
+    /// The record of `report`, a run of `command` in `cwd`.
+    pub fn of(command: &str, cwd: &str, report: &ProcessReport) -> ProcessUse {
+        ProcessUse {
+            command: crate::base::keep_at_most(command.to_string(), MAX_RECORDED_COMMAND),
+            cwd: crate::base::keep_at_most(cwd.to_string(), MAX_RECORDED_COMMAND),
+            exit: report.exit,
+            duration_ms: u64::try_from(report.duration.as_millis()).unwrap_or(u64::MAX),
+            stdout_bytes: report.stdout.total,
+            stderr_bytes: report.stderr.total,
+            stopped: report.stopped,
+            confinement: report.confinement.clone(),
+            removed_protected: report.removed_protected.clone(),
+        }
+    }
+}

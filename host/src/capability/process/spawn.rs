@@ -69,7 +69,10 @@ pub(super) fn prepare(
         .collect::<Result<Vec<_>, _>>()?;
     let cwd = working_dir(&grant.workspace, &request.cwd)?;
     let host_env: Vec<_> = std::env::vars_os().collect();
-    let env = env::child_env(&host_env, &grant.env)?;
+    let mut reachable: Vec<&Path> = ll::SYSTEM_DIRS.iter().map(Path::new).collect();
+    reachable.extend(grant.toolchains.iter().map(PathBuf::as_path));
+    reachable.push(&grant.workspace);
+    let env = env::child_env(&host_env, &grant.env, &reachable)?;
     let program = resolve(program, &cwd, env::path_of(&env))?;
 
     let refused_reads = grant.protected.refuses_reads();

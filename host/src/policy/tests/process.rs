@@ -4,16 +4,17 @@
 use std::path::PathBuf;
 
 use super::*;
-use crate::policy::process::expand;
-use crate::policy::{Confinement, ProcessLimits};
+use crate::capability::process::ConfinementMode;
+use crate::policy::default_limits;
+use crate::policy::process::{Expand, expand};
 
 #[test]
 fn processes_are_not_granted_unless_a_layer_says_so() {
     let p = policy("name = 'p'\n");
     let spec = p.grant_for("shell", "shell").process;
     assert!(!spec.enabled);
-    assert_eq!(spec.limits, ProcessLimits::DEFAULT);
-    assert_eq!(spec.confinement, Confinement::Full);
+    assert_eq!(spec.limits, default_limits());
+    assert_eq!(spec.confinement, ConfinementMode::Full);
     assert!(spec.toolchains.is_empty() && spec.env.is_empty());
 }
 
@@ -23,26 +24,23 @@ fn process_fields_layer_like_other_grants() {
         "name = 'p'\n\
          [grants.default.process]\nenabled = true\ncpu_seconds = 10\nenv = ['RUST_LOG']\n\
          [grants.plugin.shell.process]\nopen_files = 64\ntoolchains = ['/opt/venv']\n\
-         [grants.tool.shell.process]\ncpu_seconds = 20\nfile_size_mib = 2\nconfinement = 'best-effort'\n",
+         [grants.tool.shell.process]\ncpu_seconds = 20\nfile_size_mib = 2\nconfinement = 'unbounded-processes'\n",
     );
     let shell = p.grant_for("shell", "shell").process;
     assert!(shell.enabled);
     assert_eq!(shell.limits.cpu_seconds, 20);
     assert_eq!(shell.limits.open_files, 64);
-    assert_eq!(shell.limits.file_size_bytes, 2 << 20);
-    assert_eq!(
-        shell.limits.address_space_bytes,
-        ProcessLimits::DEFAULT.address_space_bytes
-    );
+    assert_eq!(shell.limits.file_size, 2 << 20);
+    assert_eq!(shell.limits.address_space, default_limits().address_space);
     assert_eq!(shell.env, ["RUST_LOG"]);
-    assert_eq!(shell.toolchains[0].path, PathBuf::from("/opt/venv"));
-    assert_eq!(shell.confinement, Confinement::BestEffort);
+    assert_eq!(shell.toolchains[0].path, Some(PathBuf::from("/opt/venv")));
+    assert_eq!(shell.confinement, ConfinementMode::UnboundedProcesses);
     let other = p.grant_for("other", "tool").process;
     assert!(other.enabled);
     assert_eq!(other.limits.cpu_seconds, 10);
-    assert_eq!(other.limits.open_files, ProcessLimits::DEFAULT.open_files);
+    assert_eq!(other.limits.open_files, default_limits().open_files);
     assert!(other.toolchains.is_empty());
-    assert_eq!(other.confinement, Confinement::Full);
+    assert_eq!(other.confinement, ConfinementMode::Full);
 }
 
 #[test]
@@ -57,9 +55,9 @@ fn a_tilde_is_expanded_when_the_policy_loads() {
     );
     assert_eq!(expand("~", Some("/home/u")).unwrap(), "/home/u");
     assert_eq!(expand("/opt/venv", None).unwrap(), "/opt/venv");
+    assert_eq!(expand("~/.cargo", None), Err(Expand::NoHome));
+    assert_eq!(expand("~/.cargo", Some("relative")), Err(Expand::NoHome));
     for (written, home, problem) in [
-        ("~/.cargo", None, "needs $HOME"),
-        ("~/.cargo", Some("relative"), "needs $HOME"),
         (
             "~bob/.cargo",
             Some("/home/u"),
@@ -71,7 +69,9 @@ fn a_tilde_is_expanded_when_the_policy_loads() {
         ("/opt/../etc", None, "written plainly"),
         ("/opt/venv/", None, "written plainly"),
     ] {
-        let e = expand(written, home).unwrap_err();
+        let Err(Expand::Bad(e)) = expand(written, home) else {
+            panic!("{written} is refused");
+        };
         assert!(e.contains(problem), "{written}: {e}");
     }
     // Through the file, with the process's own $HOME.
@@ -84,7 +84,10 @@ fn a_tilde_is_expanded_when_the_policy_loads() {
         assert_eq!(dir.written, "~/.rustup");
         assert_eq!(
             dir.path,
-            PathBuf::from(format!("{}/.rustup", home.trim_end_matches('/')))
+            Some(PathBuf::from(format!(
+                "{}/.rustup",
+                home.trim_end_matches('/')
+            )))
         );
     }
 }
@@ -110,7 +113,9 @@ fn bad_process_values_are_located() {
     );
     let e = error("name = 'p'\n[grants.default.process]\nconfinement = 'none'\n");
     assert!(
-        e.starts_with("test.toml:3:15: unknown variant `none`, expected `full` or `best-effort`"),
+        e.starts_with(
+            "test.toml:3:15: unknown variant `none`, expected `full` or `unbounded-processes`"
+        ),
         "{e}"
     );
     let e = error("name = 'p'\n[grants.default.process]\nenable = true\n");
