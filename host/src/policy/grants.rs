@@ -12,6 +12,7 @@ use std::time::Duration;
 
 use serde::{Deserialize, Deserializer, Serialize, de::Error as _};
 
+use super::fields::positive;
 use super::process::{ProcessSpec, ProcessTable};
 use crate::base::{Limits, MAX_MEMORY_BYTES};
 use crate::capability::egress::{CredentialHandle, NetRule};
@@ -264,16 +265,6 @@ impl Grants {
             .chain(self.plugin.values())
             .chain(self.tool.values())
     }
-}
-
-pub(super) fn positive<'de, D: Deserializer<'de>>(d: D) -> Result<Option<u64>, D::Error> {
-    let v = u64::deserialize(d)?;
-    if v == 0 {
-        return Err(D::Error::custom(
-            "must be at least 1; leave it out for the default",
-        ));
-    }
-    Ok(Some(v))
 }
 
 fn memory_mib<'de, D: Deserializer<'de>>(d: D) -> Result<Option<u64>, D::Error> {

@@ -13,6 +13,7 @@ pub mod command;
 mod decide;
 mod decision;
 mod error;
+mod fields;
 mod grants;
 mod host_reach;
 mod inline_test;

@@ -15,7 +15,7 @@ use std::path::PathBuf;
 use serde::{Deserialize, Deserializer, Serialize, de::Error as _};
 
 use super::command::is_name;
-use super::grants::positive;
+use super::fields::positive;
 use crate::capability::process::{ConfinementMode, ProcessLimits};
 
 /// `[grants.<layer>.process]` as the policy file spells it; a field left

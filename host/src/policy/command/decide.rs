@@ -10,7 +10,7 @@
 use serde_json::Value;
 
 use super::super::{CallFacts, DecidedBy, Decision, Mode, Policy, Verdict, protected_denial};
-use super::hazards::Hazard;
+use super::hazard::Hazard;
 use super::parse::{Part, parse};
 use super::rules::Match;
 use super::{PartDecision, SHELL_SAFETY_RULE};

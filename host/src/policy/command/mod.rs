@@ -11,10 +11,12 @@
 //! variable unless an allow rule names it. The list of such constructs
 //! lives in [`hazards`] and in `policies/README.md`.
 
+mod analyze;
 mod decide;
-mod hazards;
+mod hazard;
 mod options;
 mod parse;
+mod redirect;
 mod rules;
 mod word;
 mod wrappers;
@@ -27,7 +29,7 @@ use serde::{Deserialize, Serialize};
 use super::{DecidedBy, Verdict};
 use crate::protocol::Annotations;
 
-pub(super) use hazards::is_name;
+pub(super) use hazard::is_name;
 pub use rules::CommandMatch;
 pub(super) use rules::{CommandRules, SpannedList, compile, covers, same_commands};
 

@@ -6,7 +6,7 @@
 //! long form, with `=value`, or inside a cluster of short flags counts the
 //! same. Checks err towards a hazard.
 
-use super::hazards::{Hazard, write_to};
+use super::hazard::{Hazard, write_to};
 use super::word::Word;
 
 /// Add the hazards of `args`, the arguments of `program` (a basename).

@@ -16,7 +16,9 @@ use std::time::{Duration, Instant};
 
 use tree_sitter::{Node, ParseOptions, ParseState, Parser};
 
-use super::hazards::{Analysis, Hazard, analyze};
+use super::analyze::analyze;
+use super::hazard::{Analysis, Hazard};
+use super::redirect::{Redirect, RedirectKind};
 use super::word::{Word, unquote};
 
 /// Longest command line parsed; a longer one is a single opaque part.
@@ -31,28 +33,6 @@ const MAX_SCRIPTS: usize = 3;
 const PARSE_BUDGET: Duration = Duration::from_millis(250);
 /// Longest part text kept for display.
 const MAX_SHOWN: usize = 200;
-
-/// What a redirection does.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum RedirectKind {
-    /// Reads a file (`<`, here-documents and here-strings are not kept).
-    Read,
-    /// Writes a file (`>`, `>>`, `>|`, `&>`, `&>>`, `>&FILE`).
-    Write,
-    /// Duplicates or closes a descriptor (`2>&1`, `>&-`).
-    Duplicate,
-}
-
-/// One redirection of a part.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct Redirect {
-    /// Read, write or duplicate.
-    pub kind: RedirectKind,
-    /// The operator as written, with its descriptor (`2>`).
-    pub how: String,
-    /// The file (or descriptor) it names.
-    pub target: Word,
-}
 
 /// One simple command of a command line, or an opaque construct.
 #[derive(Debug, Clone, PartialEq, Eq)]

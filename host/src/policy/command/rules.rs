@@ -16,7 +16,8 @@ use toml::Spanned;
 use super::super::error::Locator;
 use super::super::protected::{normalized, trim_dot_slash};
 use super::super::{PolicyError, Rule, Verdict};
-use super::hazards::{Hazard, always_asks, is_name};
+use super::analyze::always_asks;
+use super::hazard::{Hazard, is_name};
 use super::word::{Word, prefix_words};
 
 /// What a rule with `commands` matches, and what its commands may do

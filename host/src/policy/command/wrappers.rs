@@ -6,7 +6,7 @@
 //! an option Warden does not know, or one known only when the command
 //! runs, means the command it runs cannot be found, which is a hazard.
 
-use super::hazards::{Analysis, Hazard, is_name, write_to};
+use super::hazard::{Analysis, Hazard, is_name, write_to};
 use super::word::Word;
 
 /// Options of a wrapper, in the GNU style: clustered short flags, short

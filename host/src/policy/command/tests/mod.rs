@@ -7,7 +7,7 @@ mod hostile;
 mod options;
 mod parts;
 
-use super::hazards::Hazard;
+use super::hazard::Hazard;
 use super::parse::{Part, parse};
 
 /// Each part's words, a `?` before a word known only at run time; opaque
