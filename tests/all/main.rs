@@ -43,3 +43,4 @@ mod support;
 mod terminal_output;
 mod web_fetch;
 mod web_tools;
+mod write_quota;

@@ -10,6 +10,7 @@ use super::egress_report::{redact_report, with_denials};
 use super::guest::{GuestContext, GuestOutput};
 use super::instance::{Ended, cap_text, hidden_paths, host_error, new_store, run_instance};
 use super::link::LinkProfile;
+use super::quota_report::with_write_quota;
 use super::report::CallReport;
 use super::state::{CallState, Workers};
 use crate::base::{CancelToken, Limits, MAX_MEMORY_BYTES, ProgressSink};
@@ -66,7 +67,7 @@ impl LoadedPlugin {
             Ok(wasi) => {
                 let mut state = CallState::new(
                     wasi,
-                    FsBoundary::for_grant(req.grant),
+                    FsBoundary::for_grant(req.grant).with_write_quota(limits.write_bytes),
                     stderr.clone(),
                     limits.clone(),
                     req.cancel.clone(),
@@ -101,6 +102,7 @@ impl LoadedPlugin {
                 report.logs_dropped = state.record.logs_dropped;
                 report.progress = state.record.progress;
                 report.workers = state.fan.workers_run;
+                outcome = with_write_quota(outcome, state.fs_boundary.write_quota());
                 let boundary = state.fs_boundary.into_report();
                 report.boundary_denials = boundary.denials;
                 report.boundary_denials_dropped = boundary.denials_dropped;

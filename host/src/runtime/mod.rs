@@ -17,6 +17,7 @@ mod host_iface;
 mod instance;
 mod link;
 mod memory;
+mod quota_report;
 mod report;
 mod state;
 

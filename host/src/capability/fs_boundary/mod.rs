@@ -1,13 +1,16 @@
 //! The per-call state of the filesystem boundary: the protected paths, the
 //! granted directories, the host path of the descriptors the guest holds,
-//! the refusals made so far and the file uses that succeeded.
+//! the refusals made so far, the file uses that succeeded, and what the
+//! call's instances share (the write quota).
 
 use std::collections::HashMap;
 use std::path::Path;
+use std::sync::Arc;
 
 use super::exercised::{Exercised, FileOp, FileUses};
+use super::write_quota::WriteQuota;
 use super::{FsAccess, GUEST_WORKSPACE, Grant, PathGuard, PathUse, normalize_path};
-use crate::base::keep_at_most;
+use crate::base::{Limits, keep_at_most};
 
 /// An operation on a path, as the filesystem boundary names it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
@@ -93,6 +96,23 @@ pub struct FsBoundary {
     denials: Vec<BoundaryDenial>,
     denials_dropped: u64,
     uses: FileUses,
+    shared: FsShared,
+}
+
+/// What every instance of one call shares at the boundary: a worker's
+/// writes count against the call's quota.
+#[derive(Debug, Clone)]
+pub struct FsShared {
+    quota: Arc<WriteQuota>,
+}
+
+impl Default for FsShared {
+    /// The default quota ([`Limits::write_bytes`]).
+    fn default() -> Self {
+        FsShared {
+            quota: Arc::new(WriteQuota::new(Limits::default().write_bytes)),
+        }
+    }
 }
 
 /// What the boundary saw during a call.
@@ -133,6 +153,29 @@ impl FsBoundary {
             changes_granted,
             ..FsBoundary::default()
         }
+    }
+
+    /// This boundary with a write quota of `bytes` of its own.
+    pub fn with_write_quota(mut self, bytes: u64) -> FsBoundary {
+        self.shared.quota = Arc::new(WriteQuota::new(bytes));
+        self
+    }
+
+    /// This boundary sharing another instance's quota (a worker's, sharing
+    /// its call's).
+    pub fn sharing(mut self, shared: FsShared) -> FsBoundary {
+        self.shared = shared;
+        self
+    }
+
+    /// What this boundary shares with the other instances of its call.
+    pub fn shared(&self) -> FsShared {
+        self.shared.clone()
+    }
+
+    /// The call's write quota.
+    pub fn write_quota(&self) -> &Arc<WriteQuota> {
+        &self.shared.quota
     }
 
     /// The refusals and the uses.

@@ -39,7 +39,7 @@ impl HostDescriptor for GuardedFs<'_> {
     fn set_size(&mut self, fd: Resource<Descriptor>, size: fs::Filesize) -> FsResult<()> {
         self.check_descriptor(&fd, FsOp::SetSize, PathUse::Change)?;
         let borrowed = Resource::new_borrow(fd.rep());
-        self.inner.set_size(fd, size)?;
+        self.set_size_in_quota(fd, size)?;
         self.note_descriptor(&borrowed, FileOp::Write);
         Ok(())
     }
@@ -73,7 +73,7 @@ impl HostDescriptor for GuardedFs<'_> {
         offset: fs::Filesize,
     ) -> FsResult<fs::Filesize> {
         self.check_descriptor(&fd, FsOp::Write, PathUse::Change)?;
-        self.inner.write(fd, buf, offset)
+        self.write_in_quota(fd, buf, offset)
     }
 
     fn read_directory(
@@ -331,7 +331,7 @@ impl HostDescriptor for GuardedFs<'_> {
         offset: fs::Filesize,
     ) -> FsResult<Resource<streams::OutputStream>> {
         self.check_descriptor(&fd, FsOp::Write, PathUse::Change)?;
-        self.inner.write_via_stream(fd, offset)
+        self.stream_in_quota(fd, Some(offset))
     }
 
     fn append_via_stream(
@@ -339,7 +339,7 @@ impl HostDescriptor for GuardedFs<'_> {
         fd: Resource<Descriptor>,
     ) -> FsResult<Resource<streams::OutputStream>> {
         self.check_descriptor(&fd, FsOp::Write, PathUse::Change)?;
-        self.inner.append_via_stream(fd)
+        self.stream_in_quota(fd, None)
     }
 
     fn is_same_object(

@@ -10,6 +10,10 @@
 //! as [`BoundaryDenial`](crate::capability::BoundaryDenial)s; the guest
 //! never traps for them.
 //!
+//! Every byte written, and every byte a file grows by without data, is
+//! counted against the call's write quota (module `write_quota`), which
+//! no write passes; one that does not fit fails with `error-code::quota`.
+//!
 //! Every operation that succeeds is noted as a
 //! [`FileUse`](crate::capability::FileUse) — read, write, create, delete,
 //! rename, metadata — under the path the guest named, for the call's audit
@@ -62,6 +66,7 @@
 //! gap above applies to them.
 
 mod descriptor;
+mod quota;
 mod record;
 mod resolve;
 
@@ -73,6 +78,7 @@ use wasmtime_wasi::p2::bindings::sync::io::streams;
 use wasmtime_wasi::p2::{FsError, FsResult};
 
 use super::fs_boundary::FsBoundary;
+use super::write_quota::QuotaExceeded;
 
 /// The filesystem as a guest sees it: wasmtime's, behind the boundary.
 pub struct GuardedFs<'a> {
@@ -96,6 +102,9 @@ impl fs::Host for GuardedFs<'_> {
         &mut self,
         err: Resource<streams::Error>,
     ) -> wasmtime::Result<Option<fs::ErrorCode>> {
+        if self.inner.table.get(&err)?.is::<QuotaExceeded>() {
+            return Ok(Some(fs::ErrorCode::Quota));
+        }
         fs::Host::filesystem_error_code(&mut self.inner, err)
     }
 }
