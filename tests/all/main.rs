@@ -22,6 +22,7 @@ mod fan_out;
 mod fixtures;
 mod fs_tools;
 mod guest_units;
+mod hard_links;
 mod host_memory;
 mod layering;
 mod limit_ceilings;

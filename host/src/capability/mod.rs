@@ -10,8 +10,8 @@
 //! [`egress`] checks; `wasi:sockets` never is. The filesystem is linked
 //! behind [`GuardedFs`], which refuses every change to the grant's
 //! protected paths (and reads and metadata, if they are not readable), in
-//! every preopen, wherever the guest's path leads, and holds the call's
-//! writes to its [`WriteQuota`].
+//! every preopen, wherever the guest's path leads and by whichever hard
+//! link it is reached, and holds the call's writes to its [`WriteQuota`].
 
 mod beneath;
 mod clock;
@@ -22,6 +22,7 @@ mod extra_dirs;
 mod fs_boundary;
 mod grant;
 mod guarded_fs;
+mod hard_links;
 mod imports;
 mod manifest;
 pub(crate) mod path_guard;
@@ -40,6 +41,7 @@ pub use fs_boundary::{
 };
 pub use grant::{FsAccess, FsGrant, Grant, GrantCut, WriteMode};
 pub use guarded_fs::{GuardedFs, HasGuardedFs};
+pub use hard_links::MAX_WALK_ENTRIES;
 pub use imports::{ImportClass, classify_import};
 pub use manifest::{
     DeclaredCapabilities, FsNeed, MANIFEST_SECTION, Manifest, ManifestError, valid_plugin_name,

@@ -35,9 +35,9 @@
 //! So the check and the effect concern the same object. Residual gaps: a
 //! descriptor's remembered path goes stale if someone else (another call,
 //! a host process) moves its directory while it is open — protected
-//! directories themselves cannot be moved; and a file hard-linked to a
-//! protected one before the call is a second name the globs do not know
-//! (creating such links is refused). Moving a directory
+//! directories themselves cannot be moved. A file hard-linked to a
+//! protected one is refused as that file (module `hard_links`), judged by
+//! the inode of what was opened. Moving a directory
 //! moves the files in it: a glob naming files anywhere (`**/*.pem`) still
 //! protects them at their new place; a glob with a literal directory
 //! (`config/secrets/**`) forbids moving that directory or its parents, and
@@ -66,6 +66,7 @@
 //! gap above applies to them.
 
 mod descriptor;
+mod links;
 mod quota;
 mod record;
 mod resolve;
