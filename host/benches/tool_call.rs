@@ -12,6 +12,13 @@
 //!   protected paths unreadable; for reading and for writing. The per-open
 //!   cost of the filesystem boundary is the difference divided by 1,000.
 //!   Through a symlink, the careful path: the kernel says where it led.
+//!   A file with two names: each call also finds the protected files' links
+//!   (one walk of the small workspace) before its first such open.
+//! - `write_file/64kib`: the built-in `write_file` truncating a file and
+//!   writing 64 KiB through a stream (what the write quota adds).
+//! - `hard_link_walk/*`: one read under unreadable protected paths in a
+//!   workspace of 10,000 files, of a file with one name and of one with
+//!   two: the difference is the walk that finds the protected files' links.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -24,7 +31,7 @@ use warden::capability::{FsAccess, FsGrant, Grant, PathGuard, ProtectedReads};
 use warden::home::Home;
 use warden::plugin::Catalog;
 use warden::protocol::ToolOutcome;
-use warden::runtime::CallRequest;
+use warden::runtime::{CallRequest, LoadedPlugin};
 use warden::runtime::{LinkProfile, WitVersion, linker_for};
 
 fn bench(c: &mut Criterion) {
@@ -136,6 +143,8 @@ fn bench_protected_paths(c: &mut Criterion, catalog: &Catalog, ws: &std::path::P
         .load(&std::fs::read(warden::test_plugins::HOSTILE).unwrap(), None)
         .unwrap();
     std::os::unix::fs::symlink("small.txt", ws.join("alias")).unwrap();
+    std::fs::write(ws.join("linked.txt"), "one\ntwo\nthree\n").unwrap();
+    std::fs::hard_link(ws.join("linked.txt"), ws.join("linked-too.txt")).unwrap();
     let limits = Limits::default();
     let grant = |protected: Option<PathGuard>| Grant {
         network: None,
@@ -164,12 +173,24 @@ fn bench_protected_paths(c: &mut Criterion, catalog: &Catalog, ws: &std::path::P
             "read/protected_unreadable",
             "small.txt",
             false,
-            grant(Some(unreadable)),
+            grant(Some(unreadable.clone())),
+        ),
+        (
+            "read/protected_unreadable_two_names",
+            "linked.txt",
+            false,
+            grant(Some(unreadable.clone())),
         ),
         ("write/unprotected", "small.txt", true, grant(None)),
         (
             "write/protected",
             "small.txt",
+            true,
+            grant(Some(PathGuard::defaults())),
+        ),
+        (
+            "write/protected_two_names",
+            "linked.txt",
             true,
             grant(Some(PathGuard::defaults())),
         ),
@@ -199,6 +220,90 @@ fn bench_protected_paths(c: &mut Criterion, catalog: &Catalog, ws: &std::path::P
                     tool: "open_many",
                     input: &input,
                     grant,
+                    limits: &limits,
+                    cancel: CancelToken::new(),
+                    progress: None,
+                });
+                assert!(
+                    matches!(r.outcome, ToolOutcome::Success(_)),
+                    "{:?}",
+                    r.outcome
+                );
+                black_box(r.outcome)
+            })
+        });
+    }
+    group.finish();
+    bench_write_file(c, catalog, &grant(Some(PathGuard::defaults())));
+    bench_hard_link_walk(c, &hostile, unreadable);
+}
+
+/// The built-in `write_file` writing 64 KiB into the bench workspace.
+fn bench_write_file(c: &mut Criterion, catalog: &Catalog, grant: &Grant) {
+    let (entry, _) = catalog.find_tool("write_file").unwrap();
+    let fs = catalog.load(entry).unwrap();
+    let limits = Limits::default();
+    let content = "x".repeat(64 << 10);
+    let input = serde_json::json!({"path": "written.txt", "content": content}).to_string();
+    let mut group = c.benchmark_group("write_file");
+    group.sample_size(50);
+    group.bench_function("64kib", |b| {
+        b.iter(|| {
+            let r = fs.call(CallRequest {
+                call_id: "b".into(),
+                tool: "write_file",
+                input: &input,
+                grant,
+                limits: &limits,
+                cancel: CancelToken::new(),
+                progress: None,
+            });
+            assert!(
+                matches!(r.outcome, ToolOutcome::Success(_)),
+                "{:?}",
+                r.outcome
+            );
+            black_box(r.outcome)
+        })
+    });
+    group.finish();
+}
+
+/// One read of a file with one name and of one with two, in a workspace
+/// of 10,000 files (100 directories of 100), protected paths unreadable.
+fn bench_hard_link_walk(c: &mut Criterion, hostile: &LoadedPlugin, guard: PathGuard) {
+    let ws = tempfile::tempdir().unwrap();
+    let root = std::fs::canonicalize(ws.path()).unwrap();
+    for d in 0..100 {
+        let dir = root.join(format!("d{d}"));
+        std::fs::create_dir(&dir).unwrap();
+        for f in 0..100 {
+            std::fs::write(dir.join(format!("f{f}.txt")), "x\n").unwrap();
+        }
+    }
+    std::fs::write(root.join(".env"), "SECRET=1\n").unwrap();
+    std::fs::hard_link(root.join("d0/f0.txt"), root.join("d0/twin.txt")).unwrap();
+    let grant = Grant {
+        network: None,
+        filesystem: Some(FsGrant {
+            host_dir: root,
+            access: FsAccess::ReadOnly,
+            protected: Some(guard),
+        }),
+        extra_dirs: Vec::new(),
+    };
+    let limits = Limits::default();
+    let mut group = c.benchmark_group("hard_link_walk");
+    group.sample_size(30);
+    for (name, file) in [("one_name", "d0/f1.txt"), ("two_names", "d0/f0.txt")] {
+        let input = serde_json::json!({"path": format!("/workspace/{file}")}).to_string();
+        group.bench_function(name, |b| {
+            b.iter(|| {
+                let r = hostile.call(CallRequest {
+                    call_id: "b".into(),
+                    tool: "read_path",
+                    input: &input,
+                    grant: &grant,
                     limits: &limits,
                     cancel: CancelToken::new(),
                     progress: None,

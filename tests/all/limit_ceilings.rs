@@ -11,7 +11,8 @@ use crate::support::*;
 
 /// Every call runs unasked, under tight limits.
 const TIGHT: &str = "name = 'tight'\nmode = 'auto'\n[grants.default]\nworkspace = 'read-write'\n\
-                     deadline_ms = 10000\nmemory_mib = 128\noutput_bytes = 262144\n";
+                     deadline_ms = 10000\nmemory_mib = 128\noutput_bytes = 262144\n\
+                     write_bytes = 1048576\n";
 
 /// A data directory sharing the compile cache, with the policy `tight` and
 /// the hostile plugin installed (its `spin` shows the deadline a call got).
@@ -81,6 +82,12 @@ fn asking_for_more_than_the_policy_allows_is_a_usage_error() {
             "output-bytes",
             1048576,
             262144,
+        ),
+        (
+            &["--limit", "write-bytes=1048577"][..],
+            "write-bytes",
+            1048577,
+            1048576,
         ),
     ] {
         let (code, doc) = tight_call(home.path(), "read_file", flags);

@@ -40,6 +40,11 @@ pub struct Limits {
     /// (and 8). Default 8: one per core. 1 runs them one at a time.
     #[serde(default = "default_workers")]
     pub workers: u32,
+    /// Bytes the call may write into the directories it was granted, its
+    /// workers included: data written, and files extended without data
+    /// (`set-size`, a write past the end). Default 1 GiB.
+    #[serde(default = "default_write_bytes")]
+    pub write_bytes: u64,
 }
 
 /// The most workers a call's `fan-out` runs at once, whatever its limits say.
@@ -47,6 +52,10 @@ pub const MAX_WORKERS: u32 = 8;
 
 fn default_workers() -> u32 {
     MAX_WORKERS
+}
+
+fn default_write_bytes() -> u64 {
+    1 << 30
 }
 
 fn default_http_request_bytes() -> u64 {
@@ -78,6 +87,7 @@ impl Default for Limits {
             http_response_bytes: default_http_response_bytes(),
             http_requests: default_http_requests(),
             workers: default_workers(),
+            write_bytes: default_write_bytes(),
         }
     }
 }
@@ -102,6 +112,7 @@ pub const LIMIT_KEYS: &[&str] = &[
     "http-response-bytes",
     "http-requests",
     "workers",
+    "write-bytes",
 ];
 
 impl Limits {
@@ -131,6 +142,7 @@ impl Limits {
             "http-request-bytes" => self.http_request_bytes = value,
             "http-response-bytes" => self.http_response_bytes = value,
             "http-requests" => self.http_requests = value,
+            "write-bytes" => self.write_bytes = value,
             "workers" => {
                 self.workers =
                     u32::try_from(value).map_err(|_| format!("limit {key} is too large"))?;

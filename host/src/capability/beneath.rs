@@ -73,6 +73,16 @@ pub(super) fn plan(pflags: PathFlags, oflags: OpenFlags, dflags: DescriptorFlags
     Some(Plan { flags, mode })
 }
 
+impl Plan {
+    /// Leave truncation to the caller, for after it has looked at what was
+    /// opened; whether the open was to truncate.
+    pub(super) fn defer_truncate(&mut self) -> bool {
+        let truncate = self.flags.contains(rustix::fs::OFlags::TRUNC);
+        self.flags.remove(rustix::fs::OFlags::TRUNC);
+        truncate
+    }
+}
+
 /// What a direct open came to.
 pub(super) enum Beneath {
     /// Opened, at exactly the lexical path.

@@ -10,7 +10,8 @@
 //! [`egress`] checks; `wasi:sockets` never is. The filesystem is linked
 //! behind [`GuardedFs`], which refuses every change to the grant's
 //! protected paths (and reads and metadata, if they are not readable), in
-//! every preopen, wherever the guest's path leads.
+//! every preopen, wherever the guest's path leads and by whichever hard
+//! link it is reached, and holds the call's writes to its [`WriteQuota`].
 
 mod beneath;
 mod clock;
@@ -21,21 +22,26 @@ mod extra_dirs;
 mod fs_boundary;
 mod grant;
 mod guarded_fs;
+mod hard_links;
 mod imports;
 mod manifest;
 pub(crate) mod path_guard;
 pub mod process;
 mod stdio_pipe;
 mod wasi;
+mod write_quota;
 
 pub use clock::{DeadlineClock, HasDeadlineClock};
 pub use deadline_io::{DeadlineIo, HasDeadlineIo};
 pub use egress::{EgressEnv, NetworkGrant, NetworkRecords};
 pub use exercised::{Exercised, FileOp, FileUse, FileUses, MAX_FILE_USES};
 pub use extra_dirs::DirGrant;
-pub use fs_boundary::{BoundaryDenial, BoundaryReport, FsBoundary, FsOp, MAX_BOUNDARY_DENIALS};
+pub use fs_boundary::{
+    BoundaryDenial, BoundaryReport, FsBoundary, FsOp, FsShared, MAX_BOUNDARY_DENIALS,
+};
 pub use grant::{FsAccess, FsGrant, Grant, GrantCut, WriteMode};
 pub use guarded_fs::{GuardedFs, HasGuardedFs};
+pub use hard_links::MAX_WALK_ENTRIES;
 pub use imports::{ImportClass, classify_import};
 pub use manifest::{
     DeclaredCapabilities, FsNeed, MANIFEST_SECTION, Manifest, ManifestError, valid_plugin_name,
@@ -45,3 +51,4 @@ pub use path_guard::{
 };
 pub use stdio_pipe::{CappedPipe, Captured};
 pub use wasi::{GUEST_WORKSPACE, build_wasi};
+pub use write_quota::{QuotaExceeded, WriteQuota};

@@ -5,7 +5,8 @@ use crate::base::Limits;
 use crate::policy::LimitOverrides;
 
 /// The limits the flags set: those no policy governs, applied to the
-/// defaults, and the deadline, memory, output and HTTP limits asked for,
+/// defaults, and the deadline, memory, output, HTTP, workers and write
+/// limits asked for,
 /// which a policy caps (the pipeline refuses a request above its ceiling).
 pub(super) fn requested_limits(args: &CallArgs) -> Result<(Limits, LimitOverrides), String> {
     let mut limits = Limits::default();
@@ -36,6 +37,7 @@ pub(super) fn requested_limits(args: &CallArgs) -> Result<(Limits, LimitOverride
             "http-response-bytes" => requests.http_response_bytes = Some(value),
             "http-requests" => requests.http_requests = Some(value),
             "workers" => requests.workers = Some(limits.workers),
+            "write-bytes" => requests.write_bytes = Some(value),
             _ => {}
         }
     }

@@ -90,6 +90,10 @@ pub struct GrantTable {
     /// them one at a time).
     #[serde(default, deserialize_with = "positive")]
     pub workers: Option<u64>,
+    /// Bytes a call may write into its granted directories, its workers
+    /// included (at least 1).
+    #[serde(default, deserialize_with = "positive")]
+    pub write_bytes: Option<u64>,
     /// Processes the tool may start (`[grants.<layer>.process]`), merged
     /// field by field across layers.
     pub process: Option<ProcessTable>,
@@ -127,6 +131,8 @@ pub struct LimitOverrides {
     pub http_requests: Option<u64>,
     /// Workers a call's `fan-out` runs at once.
     pub workers: Option<u32>,
+    /// Bytes a call may write into its granted directories.
+    pub write_bytes: Option<u64>,
 }
 
 impl LimitOverrides {
@@ -152,6 +158,9 @@ impl LimitOverrides {
         }
         if let Some(n) = self.workers {
             base.workers = n;
+        }
+        if let Some(b) = self.write_bytes {
+            base.write_bytes = b;
         }
         base
     }
@@ -215,6 +224,7 @@ impl Grants {
             merged.memory_mib = l.memory_mib.or(merged.memory_mib);
             merged.output_bytes = l.output_bytes.or(merged.output_bytes);
             merged.workers = l.workers.or(merged.workers);
+            merged.write_bytes = l.write_bytes.or(merged.write_bytes);
         }
         GrantSpec {
             workspace: merged
@@ -236,6 +246,7 @@ impl Grants {
                 http_response_bytes: merged.http_response_bytes,
                 http_requests: merged.http_requests,
                 workers: merged.workers.map(|n| u32::try_from(n).unwrap_or(u32::MAX)),
+                write_bytes: merged.write_bytes,
             },
             protected: PathGuard::defaults(),
             process,

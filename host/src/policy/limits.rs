@@ -1,7 +1,7 @@
 //! Per-call limits a caller asks for, held under the ceilings a policy sets.
 //!
 //! Invariant: a limit the policy sets (deadline, memory, output, HTTP
-//! bytes and requests, workers) is a ceiling: a call gets the policy's value unless its caller asked for
+//! bytes and requests, workers, bytes written) is a ceiling: a call gets the policy's value unless its caller asked for
 //! less, and a request for more is refused, never granted. Limits the
 //! policy leaves unset keep the runtime default and may be set freely
 //! within the engine's bounds.
@@ -52,7 +52,7 @@ impl LimitOverrides {
             )?;
             limits.output_bytes = o;
         }
-        let http = [
+        let counts = [
             (
                 "http-request-bytes",
                 requests.http_request_bytes,
@@ -71,8 +71,14 @@ impl LimitOverrides {
                 self.http_requests,
                 &mut limits.http_requests,
             ),
+            (
+                "write-bytes",
+                requests.write_bytes,
+                self.write_bytes,
+                &mut limits.write_bytes,
+            ),
         ];
-        for (key, requested, ceiling, limit) in http {
+        for (key, requested, ceiling, limit) in counts {
             if let Some(r) = requested {
                 check(key, r, ceiling)?;
                 *limit = r;
@@ -180,6 +186,36 @@ mod tests {
             .with_requests(&more_requests, Limits::default())
             .unwrap_err();
         assert_eq!((e.key, e.requested, e.ceiling), ("http-requests", 5, 4));
+    }
+
+    #[test]
+    fn the_write_quota_is_a_ceiling_too() {
+        let policy = LimitOverrides {
+            write_bytes: Some(1 << 20),
+            ..LimitOverrides::default()
+        };
+        let none = LimitOverrides::default();
+        let l = policy.with_requests(&none, Limits::default()).unwrap();
+        assert_eq!(
+            l.write_bytes,
+            1 << 20,
+            "the policy's value, not the 1 GiB default"
+        );
+        let less = LimitOverrides {
+            write_bytes: Some(4096),
+            ..LimitOverrides::default()
+        };
+        let l = policy.with_requests(&less, Limits::default()).unwrap();
+        assert_eq!(l.write_bytes, 4096);
+        let more = LimitOverrides {
+            write_bytes: Some((1 << 20) + 1),
+            ..LimitOverrides::default()
+        };
+        let e = policy.with_requests(&more, Limits::default()).unwrap_err();
+        assert_eq!(
+            (e.key, e.requested, e.ceiling),
+            ("write-bytes", (1 << 20) + 1, 1 << 20)
+        );
     }
 
     #[test]

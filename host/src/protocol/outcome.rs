@@ -123,8 +123,8 @@ pub enum ErrorKind {
     Unsupported,
     /// The plugin tried to grow its memory past the call's cap.
     MemoryLimit,
-    /// The plugin hit another per-call limit: host-call fuel, open handles
-    /// or random bytes.
+    /// The plugin hit another per-call limit: host-call fuel, open handles,
+    /// random bytes or the write quota.
     LimitExceeded,
     /// The plugin trapped (a panic, an out-of-bounds access, ...).
     Crashed,

@@ -11,6 +11,7 @@ use super::guest::{GuestContext, GuestOutput};
 use super::instance::{Ended, cap_text, hidden_paths, host_error, new_store, run_instance};
 use super::link::LinkProfile;
 use super::process_call::ProcessCall;
+use super::quota_report::with_write_quota;
 use super::report::CallReport;
 use super::state::{CallState, Workers};
 use crate::base::{CancelToken, Limits, MAX_MEMORY_BYTES, ProgressSink};
@@ -67,7 +68,7 @@ impl LoadedPlugin {
             Ok(wasi) => {
                 let mut state = CallState::new(
                     wasi,
-                    FsBoundary::for_grant(req.grant),
+                    FsBoundary::for_grant(req.grant).with_write_quota(limits.write_bytes),
                     stderr.clone(),
                     limits.clone(),
                     req.cancel.clone(),
@@ -109,6 +110,7 @@ impl LoadedPlugin {
                     report.processes = process.uses;
                     report.processes_dropped = process.uses_dropped;
                 }
+                outcome = with_write_quota(outcome, state.fs_boundary.write_quota());
                 let boundary = state.fs_boundary.into_report();
                 report.boundary_denials = boundary.denials;
                 report.boundary_denials_dropped = boundary.denials_dropped;

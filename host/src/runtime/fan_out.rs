@@ -6,7 +6,7 @@
 //! way around it:
 //! - the same grant, filesystem boundary and egress checks, built anew for
 //!   each worker from the call's grant;
-//! - the call's deadline and cancellation token;
+//! - the call's deadline and cancellation token, and its write quota;
 //! - one memory limit for the call, shared by its instance and all its
 //!   workers ([`super::memory::MemoryBudget`]), which also covers the
 //!   results the host holds until the caller has them all;
@@ -33,7 +33,7 @@ use crate::base::Limits;
 use crate::base::{CancelToken, LogLine, MAX_WORKERS, ProgressEvent, ProgressSink};
 use crate::capability::CappedPipe;
 use crate::capability::egress::EgressCall;
-use crate::capability::{BoundaryReport, FsBoundary, build_wasi};
+use crate::capability::{BoundaryReport, FsBoundary, FsShared, build_wasi};
 use crate::protocol::{ErrorKind, ToolError, hide_paths_in};
 
 /// The most tasks one `fan-out` accepts.
@@ -104,6 +104,7 @@ struct Shared<'a> {
     progress: Option<ProgressSink>,
     egress: Option<Arc<EgressCall>>,
     memory: Arc<MemoryBudget>,
+    fs: FsShared,
     hidden: Vec<String>,
 }
 
@@ -138,6 +139,7 @@ pub(super) fn fan_out(
             progress: state.record.progress_sink.clone(),
             egress: state.egress_call.clone(),
             memory: state.bounds.memory.clone(),
+            fs: state.fs_boundary.shared(),
             hidden: hidden_paths(&workers.grant),
         };
         run_all(&shared, &tasks, slots.0 as usize)
@@ -259,7 +261,7 @@ fn run_one(shared: &Shared<'_>, index: usize, task: &str) -> Done {
     };
     let mut state = CallState::new(
         wasi,
-        FsBoundary::for_grant(&workers.grant),
+        FsBoundary::for_grant(&workers.grant).sharing(shared.fs.clone()),
         shared.stderr.clone(),
         limits.clone(),
         shared.cancel.clone(),

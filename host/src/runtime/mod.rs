@@ -19,6 +19,7 @@ mod link;
 mod memory;
 mod process_call;
 mod process_iface;
+mod quota_report;
 mod report;
 mod state;
 

@@ -1,13 +1,17 @@
 //! The per-call state of the filesystem boundary: the protected paths, the
 //! granted directories, the host path of the descriptors the guest holds,
-//! the refusals made so far and the file uses that succeeded.
+//! the refusals made so far, the file uses that succeeded, and what the
+//! call's instances share (the write quota, the protected files' links).
 
 use std::collections::HashMap;
 use std::path::Path;
+use std::sync::Arc;
 
 use super::exercised::{Exercised, FileOp, FileUses};
+use super::hard_links::{Linked, ProtectedLinks};
+use super::write_quota::WriteQuota;
 use super::{FsAccess, GUEST_WORKSPACE, Grant, PathGuard, PathUse, normalize_path};
-use crate::base::keep_at_most;
+use crate::base::{Limits, keep_at_most};
 
 /// An operation on a path, as the filesystem boundary names it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
@@ -93,6 +97,26 @@ pub struct FsBoundary {
     denials: Vec<BoundaryDenial>,
     denials_dropped: u64,
     uses: FileUses,
+    shared: FsShared,
+}
+
+/// What every instance of one call shares at the boundary: a worker's
+/// writes count against the call's quota, and the protected files' links
+/// are found once for all of them.
+#[derive(Debug, Clone)]
+pub struct FsShared {
+    quota: Arc<WriteQuota>,
+    links: Arc<ProtectedLinks>,
+}
+
+impl Default for FsShared {
+    /// The default quota ([`Limits::write_bytes`]), nothing found yet.
+    fn default() -> Self {
+        FsShared {
+            quota: Arc::new(WriteQuota::new(Limits::default().write_bytes)),
+            links: Arc::default(),
+        }
+    }
 }
 
 /// What the boundary saw during a call.
@@ -133,6 +157,38 @@ impl FsBoundary {
             changes_granted,
             ..FsBoundary::default()
         }
+    }
+
+    /// This boundary with a write quota of `bytes` of its own.
+    pub fn with_write_quota(mut self, bytes: u64) -> FsBoundary {
+        self.shared.quota = Arc::new(WriteQuota::new(bytes));
+        self
+    }
+
+    /// This boundary sharing another instance's quota and links (a worker's,
+    /// sharing its call's).
+    pub fn sharing(mut self, shared: FsShared) -> FsBoundary {
+        self.shared = shared;
+        self
+    }
+
+    /// What this boundary shares with the other instances of its call.
+    pub fn shared(&self) -> FsShared {
+        self.shared.clone()
+    }
+
+    /// The call's write quota.
+    pub fn write_quota(&self) -> &Arc<WriteQuota> {
+        &self.shared.quota
+    }
+
+    /// Whether `file` is another name of a protected file in a granted
+    /// directory (found on the first question of the call).
+    pub(super) fn links_to_protected(&self, file: Linked) -> bool {
+        let roots: Vec<&str> = self.roots.iter().map(|r| r.host.as_str()).collect();
+        self.shared
+            .links
+            .contains(file, &roots, |path| self.refuses(path, PathUse::Change))
     }
 
     /// The refusals and the uses.

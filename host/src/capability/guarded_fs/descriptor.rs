@@ -39,7 +39,7 @@ impl HostDescriptor for GuardedFs<'_> {
     fn set_size(&mut self, fd: Resource<Descriptor>, size: fs::Filesize) -> FsResult<()> {
         self.check_descriptor(&fd, FsOp::SetSize, PathUse::Change)?;
         let borrowed = Resource::new_borrow(fd.rep());
-        self.inner.set_size(fd, size)?;
+        self.set_size_in_quota(fd, size)?;
         self.note_descriptor(&borrowed, FileOp::Write);
         Ok(())
     }
@@ -51,6 +51,7 @@ impl HostDescriptor for GuardedFs<'_> {
         mtim: fs::NewTimestamp,
     ) -> FsResult<()> {
         self.check_descriptor(&fd, FsOp::SetTimes, PathUse::Change)?;
+        self.refuse_linked(&fd, FsOp::SetTimes, PathUse::Change)?;
         let borrowed = Resource::new_borrow(fd.rep());
         self.inner.set_times(fd, atim, mtim)?;
         self.note_descriptor(&borrowed, FileOp::Metadata);
@@ -73,7 +74,7 @@ impl HostDescriptor for GuardedFs<'_> {
         offset: fs::Filesize,
     ) -> FsResult<fs::Filesize> {
         self.check_descriptor(&fd, FsOp::Write, PathUse::Change)?;
-        self.inner.write(fd, buf, offset)
+        self.write_in_quota(fd, buf, offset)
     }
 
     fn read_directory(
@@ -141,13 +142,17 @@ impl HostDescriptor for GuardedFs<'_> {
             return self.noted(result, FileOp::Metadata, used, None);
         }
         let at = self.pin_followed(fd, &path, follow, (FsOp::SetTimes, PathUse::Change), 0)?;
-        let result = self.inner.set_times_at(
-            at.dir(),
-            fs::PathFlags::empty(),
-            at.leaf.clone(),
-            atim,
-            mtim,
-        );
+        let result = self
+            .refuse_linked_entry(&at, FsOp::SetTimes, PathUse::Change)
+            .and_then(|()| {
+                self.inner.set_times_at(
+                    at.dir(),
+                    fs::PathFlags::empty(),
+                    at.leaf.clone(),
+                    atim,
+                    mtim,
+                )
+            });
         self.release(at);
         self.noted(result, FileOp::Metadata, used, None)
     }
@@ -178,6 +183,7 @@ impl HostDescriptor for GuardedFs<'_> {
         let result = self
             .check(FsOp::Link, from.target().as_deref(), PathUse::Change)
             .and_then(|()| self.check(FsOp::Link, to.target().as_deref(), PathUse::Change))
+            .and_then(|()| self.refuse_linked_entry(&from, FsOp::Link, PathUse::Change))
             .and_then(|()| {
                 self.inner.link_at(
                     from.dir(),
@@ -331,7 +337,7 @@ impl HostDescriptor for GuardedFs<'_> {
         offset: fs::Filesize,
     ) -> FsResult<Resource<streams::OutputStream>> {
         self.check_descriptor(&fd, FsOp::Write, PathUse::Change)?;
-        self.inner.write_via_stream(fd, offset)
+        self.stream_in_quota(fd, Some(offset))
     }
 
     fn append_via_stream(
@@ -339,7 +345,7 @@ impl HostDescriptor for GuardedFs<'_> {
         fd: Resource<Descriptor>,
     ) -> FsResult<Resource<streams::OutputStream>> {
         self.check_descriptor(&fd, FsOp::Write, PathUse::Change)?;
-        self.inner.append_via_stream(fd)
+        self.stream_in_quota(fd, None)
     }
 
     fn is_same_object(
@@ -379,7 +385,9 @@ impl GuardedFs<'_> {
     ) -> FsResult<R> {
         let follow = path_flags.contains(fs::PathFlags::SYMLINK_FOLLOW);
         let at = self.pin_followed(fd, path, follow, (FsOp::Stat, PathUse::Read), 0)?;
-        let result = act(&mut self.inner, at.dir(), at.leaf.clone());
+        let result = self
+            .refuse_linked_entry(&at, FsOp::Stat, PathUse::Read)
+            .and_then(|()| act(&mut self.inner, at.dir(), at.leaf.clone()));
         self.release(at);
         result
     }

@@ -10,6 +10,10 @@
 //! as [`BoundaryDenial`](crate::capability::BoundaryDenial)s; the guest
 //! never traps for them.
 //!
+//! Every byte written, and every byte a file grows by without data, is
+//! counted against the call's write quota (module `write_quota`), which
+//! no write passes; one that does not fit fails with `error-code::quota`.
+//!
 //! Every operation that succeeds is noted as a
 //! [`FileUse`](crate::capability::FileUse) — read, write, create, delete,
 //! rename, metadata — under the path the guest named, for the call's audit
@@ -31,9 +35,9 @@
 //! So the check and the effect concern the same object. Residual gaps: a
 //! descriptor's remembered path goes stale if someone else (another call,
 //! a host process) moves its directory while it is open — protected
-//! directories themselves cannot be moved; and a file hard-linked to a
-//! protected one before the call is a second name the globs do not know
-//! (creating such links is refused). Moving a directory
+//! directories themselves cannot be moved. A file hard-linked to a
+//! protected one is refused as that file (module `hard_links`), judged by
+//! the inode of what was opened. Moving a directory
 //! moves the files in it: a glob naming files anywhere (`**/*.pem`) still
 //! protects them at their new place; a glob with a literal directory
 //! (`config/secrets/**`) forbids moving that directory or its parents, and
@@ -62,6 +66,8 @@
 //! gap above applies to them.
 
 mod descriptor;
+mod links;
+mod quota;
 mod record;
 mod resolve;
 
@@ -73,6 +79,7 @@ use wasmtime_wasi::p2::bindings::sync::io::streams;
 use wasmtime_wasi::p2::{FsError, FsResult};
 
 use super::fs_boundary::FsBoundary;
+use super::write_quota::QuotaExceeded;
 
 /// The filesystem as a guest sees it: wasmtime's, behind the boundary.
 pub struct GuardedFs<'a> {
@@ -96,6 +103,9 @@ impl fs::Host for GuardedFs<'_> {
         &mut self,
         err: Resource<streams::Error>,
     ) -> wasmtime::Result<Option<fs::ErrorCode>> {
+        if self.inner.table.get(&err)?.is::<QuotaExceeded>() {
+            return Ok(Some(fs::ErrorCode::Quota));
+        }
         fs::Host::filesystem_error_code(&mut self.inner, err)
     }
 }

@@ -156,8 +156,17 @@ impl GuardedFs<'_> {
         let (pflags, oflags, dflags) = flags;
         self.refuse_special(fd, pflags, path)?;
         let at = Resource::new_borrow(fd.rep());
-        self.inner
-            .open_at(at, pflags, path.to_string(), oflags, dflags)
+        let opened = self
+            .inner
+            .open_at(at, pflags, path.to_string(), oflags, dflags)?;
+        // Checked opens reach here without truncating (`open_existing`).
+        match self.refuse_linked(&opened, FsOp::Open, use_of(oflags, dflags)) {
+            Ok(()) => Ok(opened),
+            Err(e) => {
+                self.close(opened);
+                Err(e)
+            }
+        }
     }
 
     /// The open wasmtime's `open-at` makes, non-blocking, refusing special
@@ -171,7 +180,11 @@ impl GuardedFs<'_> {
         via: Symlinks,
     ) -> Option<FsResult<Resource<Descriptor>>> {
         let (pflags, oflags, dflags) = flags;
-        let plan = beneath::plan(pflags, oflags, dflags)?;
+        let mut plan = beneath::plan(pflags, oflags, dflags)?;
+        let how = use_of(oflags, dflags);
+        // A checked open truncates only once what it opened is known not to
+        // be a protected file under another name.
+        let truncate = self.boundary.checks(how) && plan.defer_truncate();
         let Ok(Descriptor::Dir(dir)) = self.inner.table.get(fd) else {
             return None;
         };
@@ -196,7 +209,15 @@ impl GuardedFs<'_> {
             Ok(_) if oflags.contains(fs::OpenFlags::DIRECTORY) => {
                 return Some(Err(wasi::ErrorCode::NotDirectory.into()));
             }
-            Ok(_) => Descriptor::File(File::new(file, perms, plan.mode, BLOCK_CURRENT_THREAD)),
+            Ok(m) if self.is_protected_link(&m, how) => {
+                return Some(Err(self.refuse_opened_link(&file, FsOp::Open)));
+            }
+            Ok(_) => {
+                if truncate && let Err(e) = file.set_len(0) {
+                    return Some(Err(e.into()));
+                }
+                Descriptor::File(File::new(file, perms, plan.mode, BLOCK_CURRENT_THREAD))
+            }
         };
         Some(self.inner.table.push(descriptor).map_err(FsError::from))
     }

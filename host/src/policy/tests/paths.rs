@@ -143,6 +143,7 @@ extra_dirs = [{ path = "/var/cache/web", access = "read-write" }]
 [grants.tool.write_file]
 workspace = "read-write"
 output_bytes = 1000
+write_bytes = 65536
 "#,
     );
     let fetch = p.grant_for("web", "fetch");
@@ -162,10 +163,11 @@ output_bytes = 1000
     assert!(write.network.is_empty());
     assert_eq!(write.limits.deadline, Some(Duration::from_secs(5)));
     assert_eq!(write.limits.output_bytes, Some(1000));
+    assert_eq!(fetch.limits.write_bytes, None, "the default quota");
     let limits = write.limits.apply(crate::base::Limits::default());
     assert_eq!(
-        (limits.deadline, limits.output_bytes),
-        (Duration::from_secs(5), 1000)
+        (limits.deadline, limits.output_bytes, limits.write_bytes),
+        (Duration::from_secs(5), 1000, 65536)
     );
 
     let bare = policy("name = 'p'").grant_for("fs", "read_file");

@@ -48,6 +48,8 @@ enum Task {
     Structured { bytes: usize },
     /// Return `bytes` bytes of text.
     Text { bytes: usize },
+    /// Write into a workspace file as `write_flood` does.
+    Flood(crate::disk_flood::FloodInput),
 }
 
 impl Tool for FanOut {
@@ -127,6 +129,10 @@ impl Tool for FanOut {
             Task::IsWorker => Ok(Output::text(warden_sdk::is_worker().to_string())),
             Task::Fail => Err(ToolError::not_found("the worker found nothing")),
             Task::Text { bytes } => Ok(Output::text("x".repeat(bytes))),
+            Task::Flood(flood) => match crate::disk_flood::flood(&flood)? {
+                (done, None) => Ok(Output::text(format!("wrote {done} bytes"))),
+                (done, Some(why)) => Err(ToolError::io(format!("stopped after {done} bytes: {why}"))),
+            },
             Task::Structured { bytes } => {
                 Ok(Output::text("big").with_structured(json!({"pad": "x".repeat(bytes)})))
             }

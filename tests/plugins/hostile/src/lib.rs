@@ -1,6 +1,6 @@
 //! A hostile test fixture: every tool tries something the host must stop or
 //! survive (escaping the workspace, writing through a read-only grant,
-//! spinning, allocating without end, flooding output, connecting out,
+//! spinning, allocating without end, flooding output or the disk, connecting out,
 //! rewriting protected paths while claiming to be read-only, spoofing the
 //! terminal with escape sequences), and one that runs a scripted sequence
 //! of file operations for the audit tests.
@@ -10,6 +10,7 @@
 //! refuse. Errors carry the raw `std::io::Error` text, which a real plugin
 //! would not show.
 
+mod disk_flood;
 mod exhaust;
 mod fan;
 mod files;
@@ -90,4 +91,5 @@ register!(
     script::FsScript,
     fan::FanOut,
     spoof::Spoof,
+    disk_flood::WriteFlood,
 );
