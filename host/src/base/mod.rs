@@ -1,8 +1,10 @@
 //! Value types and infrastructure every other module shares: cancellation,
-//! limits, what a guest reports, hashing, text cutting, durable files.
+//! limits, what a guest reports, hashing, text cutting, durable and atomic
+//! files.
 //!
 //! The bottom layer: nothing here imports another Warden module.
 
+mod atomic_file;
 mod cancel;
 pub mod durable;
 mod guest_report;
@@ -10,6 +12,7 @@ mod hash;
 mod limits;
 mod text;
 
+pub use atomic_file::{PRIVATE_FILE, create_private_dir, write_atomic};
 pub use cancel::{CANCEL_GRACE, CancelToken, Interrupt, Interrupted};
 pub use guest_report::{LogLevel, LogLine, ProgressEvent, ProgressSink};
 pub use hash::sha256_hex;

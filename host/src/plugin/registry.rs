@@ -6,7 +6,11 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
+use crate::base::write_atomic;
 use crate::runtime::PluginMeta;
+
+/// Installed plugins are not private: components and their records.
+const INSTALLED_FILE: u32 = 0o644;
 
 const COMPONENT_FILE: &str = "component.wasm";
 const RECORD_FILE: &str = "plugin.json";
@@ -105,7 +109,7 @@ impl Registry {
             .dir
             .join(format!(".staging-{name}-{}", std::process::id()));
         let write = |path: &Path, bytes: &[u8]| -> Result<(), InstallError> {
-            std::fs::write(path, bytes).map_err(|source| InstallError::Write {
+            write_atomic(path, bytes, INSTALLED_FILE).map_err(|source| InstallError::Write {
                 path: path.to_path_buf(),
                 source,
             })
