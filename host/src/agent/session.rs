@@ -17,6 +17,7 @@ use std::time::SystemTime;
 
 use serde::{Deserialize, Serialize};
 
+use crate::base::durable::{GroupCommit, SyncFile};
 use crate::home::Home;
 use crate::policy::Decision;
 use crate::protocol::ToolOutcome;
@@ -330,7 +331,7 @@ pub struct SessionWriter {
     id: String,
     file: File,
     outputs: PathBuf,
-    syncer: Option<crate::base::durable::BackgroundSync>,
+    syncer: Option<GroupCommit<SyncFile>>,
 }
 
 impl SessionWriter {
@@ -354,12 +355,11 @@ impl SessionWriter {
     /// [`SessionWriter::sync_begun`]'s next call reports a sync that failed.
     pub fn sync_soon(&mut self) -> Result<(), SessionError> {
         if self.syncer.is_none() {
-            self.syncer = Some(crate::base::durable::BackgroundSync::start(
-                self.file.try_clone()?,
-            )?);
+            let file = SyncFile(self.file.try_clone()?);
+            self.syncer = Some(GroupCommit::start("warden-sync", file)?);
         }
         match &self.syncer {
-            Some(s) => Ok(s.request()?),
+            Some(s) => Ok(s.submit(())?),
             None => Ok(()),
         }
     }

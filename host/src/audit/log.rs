@@ -6,7 +6,7 @@
 //! lines, and an edited, deleted or reordered line breaks the chain where
 //! it happened. A line torn by a crash is cut off by the next writer.
 //!
-//! Records are written by a background thread in batches (group commit):
+//! Records are committed in batches by a [`GroupCommit`] writer:
 //! [`AuditLog::append`] queues a record and returns (a call's record is
 //! even built there, from a copy of its result); the writer takes
 //! everything queued, chains it to the file's last line under the lock,
@@ -14,14 +14,15 @@
 //! is on disk within one batch's write and sync of being appended, and
 //! [`AuditLog::flush`] (or dropping the log) waits for it.
 
-use std::fs::{File, OpenOptions};
+use std::fs::OpenOptions;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::SystemTime;
+
+use crate::base::durable::GroupCommit;
 
 use super::call::Queued;
 use super::record::AuditEvent;
-use super::writer::{Batch, Head, write_batch};
+use super::writer::LogCommit;
 
 /// Writing the audit log failed.
 #[derive(Debug, thiserror::Error)]
@@ -36,31 +37,7 @@ pub enum AuditError {
 /// An audit log file, shared by every writer in the process.
 pub struct AuditLog {
     path: PathBuf,
-    shared: Arc<Shared>,
-    writer: Option<std::thread::JoinHandle<()>>,
-}
-
-#[derive(Default)]
-struct Shared {
-    state: Mutex<State>,
-    /// The writer waits here for records.
-    wake: Condvar,
-    /// Flushes wait here for the writer.
-    written: Condvar,
-}
-
-#[derive(Default)]
-struct State {
-    queue: Batch,
-    /// Records appended so far, and of those, written and synced.
-    appended: u64,
-    durable: u64,
-    /// Whether the writer is at work (and will look at the queue again
-    /// before it sleeps), so appends need not wake it.
-    busy: bool,
-    closed: bool,
-    /// The last failure, reported once to the next append or flush.
-    error: Option<String>,
+    writer: GroupCommit<LogCommit>,
 }
 
 impl AuditLog {
@@ -79,17 +56,11 @@ impl AuditLog {
             .append(true)
             .open(path)
             .map_err(io)?;
-        let shared = Arc::new(Shared::default());
-        let state = shared.clone();
-        let display = path.display().to_string();
-        let writer = std::thread::Builder::new()
-            .name("warden-audit".into())
-            .spawn(move || writer_loop(file, &display, &state))
-            .map_err(io)?;
+        let commit = LogCommit { file, head: None };
+        let writer = GroupCommit::start("warden-audit", commit).map_err(io)?;
         Ok(AuditLog {
             path: path.to_path_buf(),
-            shared,
-            writer: Some(writer),
+            writer,
         })
     }
 
@@ -97,17 +68,10 @@ impl AuditLog {
         &self.path
     }
 
-    fn state(&self) -> Result<MutexGuard<'_, State>, AuditError> {
-        self.shared.state.lock().map_err(|_| AuditError::Io {
-            path: self.path.display().to_string(),
-            source: std::io::Error::other("the audit writer failed"),
-        })
-    }
-
-    fn failed(&self, message: String) -> AuditError {
+    fn failed(&self, source: std::io::Error) -> AuditError {
         AuditError::Io {
             path: self.path.display().to_string(),
-            source: std::io::Error::other(message),
+            source,
         }
     }
 
@@ -120,81 +84,13 @@ impl AuditLog {
 
     /// Queue a record (or what the writer makes one of).
     pub(super) fn queue(&self, item: Queued) -> Result<(), AuditError> {
-        let now = SystemTime::now();
-        let mut s = self.state()?;
-        if let Some(e) = s.error.take() {
-            return Err(self.failed(e));
-        }
-        s.queue.push((now, item));
-        s.appended += 1;
-        if !s.busy {
-            s.busy = true;
-            self.shared.wake.notify_one();
-        }
-        Ok(())
+        self.writer
+            .submit((SystemTime::now(), item))
+            .map_err(|e| self.failed(e))
     }
 
     /// Wait until every record appended so far is written and synced.
     pub fn flush(&self) -> Result<(), AuditError> {
-        let mut s = self.state()?;
-        let target = s.appended;
-        while s.durable < target && s.error.is_none() {
-            s = self
-                .shared
-                .written
-                .wait(s)
-                .map_err(|_| self.failed("the audit writer failed".into()))?;
-        }
-        match s.error.take() {
-            Some(e) => Err(self.failed(e)),
-            None => Ok(()),
-        }
-    }
-}
-
-impl Drop for AuditLog {
-    fn drop(&mut self) {
-        if let Ok(mut s) = self.shared.state.lock() {
-            s.closed = true;
-            self.shared.wake.notify_one();
-        }
-        if let Some(t) = self.writer.take() {
-            // The writer drains the queue before it ends.
-            let _ = t.join();
-        }
-    }
-}
-
-fn writer_loop(mut file: File, path: &str, shared: &Shared) {
-    let mut head: Option<Head> = None;
-    let Ok(mut s) = shared.state.lock() else {
-        return;
-    };
-    loop {
-        while s.queue.is_empty() && !s.closed {
-            s.busy = false;
-            s = match shared.wake.wait(s) {
-                Ok(s) => s,
-                Err(_) => return,
-            };
-        }
-        if s.queue.is_empty() {
-            return;
-        }
-        s.busy = true;
-        let batch = std::mem::take(&mut s.queue);
-        let upto = s.appended;
-        drop(s);
-        let result = write_batch(&mut file, &mut head, batch);
-        s = match shared.state.lock() {
-            Ok(s) => s,
-            Err(_) => return,
-        };
-        s.durable = upto;
-        if let Err(e) = result {
-            head = None;
-            s.error = Some(format!("{path}: {e}"));
-        }
-        shared.written.notify_all();
+        self.writer.wait().map_err(|e| self.failed(e))
     }
 }

@@ -6,13 +6,14 @@ use std::fs::File;
 use std::io::{Read, Seek, SeekFrom, Write};
 use std::time::SystemTime;
 
+use crate::base::durable::Commit;
 use crate::base::sha256_hex;
 
 use super::call::Queued;
 use super::record::{AuditRecord, GENESIS};
 
 /// Records waiting to be written, with the time each was appended.
-pub(super) type Batch = Vec<(SystemTime, Queued)>;
+type Batch = Vec<(SystemTime, Queued)>;
 
 /// Where the chain stands after the last line this process wrote.
 #[derive(Debug, Clone)]
@@ -23,14 +24,28 @@ pub(super) struct Head {
     hash: String,
 }
 
+/// The log file and where this process left its chain.
+pub(super) struct LogCommit {
+    pub(super) file: File,
+    pub(super) head: Option<Head>,
+}
+
+impl Commit for LogCommit {
+    type Item = (SystemTime, Queued);
+
+    fn commit(&mut self, batch: Batch) -> std::io::Result<()> {
+        let written = write_batch(&mut self.file, &mut self.head, batch);
+        if written.is_err() {
+            self.head = None;
+        }
+        written.map_err(std::io::Error::other)
+    }
+}
+
 /// Write `batch` after the file's last record. `cached` is where this
 /// process left the chain; it is used only if the file still ends there
 /// (no other process wrote since), and updated.
-pub(super) fn write_batch(
-    file: &mut File,
-    cached: &mut Option<Head>,
-    batch: Batch,
-) -> Result<(), String> {
+fn write_batch(file: &mut File, cached: &mut Option<Head>, batch: Batch) -> Result<(), String> {
     file.lock().map_err(|e| e.to_string())?;
     let written = append_locked(file, cached, batch);
     // Unlocking also happens when the file closes.
