@@ -5,6 +5,7 @@
 mod audit_caps;
 mod audit_cmd;
 mod confirm;
+mod ctrl_c;
 mod limit_args;
 mod plugin_cmd;
 mod plugin_list;
