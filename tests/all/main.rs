@@ -32,6 +32,7 @@ mod protected_metadata;
 mod protected_paths;
 mod providers;
 mod search_tools;
+mod secret_redaction;
 mod smoke;
 mod startup_layout;
 mod support;

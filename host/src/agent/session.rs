@@ -8,7 +8,8 @@
 //! Every record is written whole before the loop goes on (a killed process
 //! loses nothing); each turn boundary starts a sync of the file, folded
 //! with later ones while it runs (group commit), and a run's end waits
-//! for all of them.
+//! for all of them. No line or kept output holds a secret this process
+//! resolved.
 
 use std::fs::{File, OpenOptions};
 use std::io::Write;
@@ -18,6 +19,7 @@ use std::time::SystemTime;
 use serde::{Deserialize, Serialize};
 
 use crate::base::durable::{GroupCommit, SyncFile};
+use crate::base::secrets;
 use crate::home::Home;
 use crate::policy::Decision;
 use crate::protocol::ToolOutcome;
@@ -339,9 +341,13 @@ impl SessionWriter {
         &self.id
     }
 
-    /// Append one record as one line, in one write.
+    /// Append one record as one line, in one write, every secret this
+    /// process resolved redacted.
     pub fn append(&mut self, record: &Record) -> Result<(), SessionError> {
         let mut line = serde_json::to_vec(record).map_err(std::io::Error::other)?;
+        if let Some(clean) = secrets::redact_json(&line) {
+            line = clean;
+        }
         line.push(b'\n');
         self.file.write_all(&line)?;
         Ok(())
@@ -386,7 +392,7 @@ impl SessionWriter {
             })
             .collect();
         let path = self.outputs.join(format!("{safe}.txt"));
-        std::fs::write(&path, text)?;
+        std::fs::write(&path, secrets::redact(text).as_bytes())?;
         Ok(path)
     }
 }

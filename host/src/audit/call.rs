@@ -9,15 +9,9 @@ use crate::protocol::{ToolOutcome, ToolOutput};
 use crate::runtime::CallReport;
 
 impl CallAudit {
-    /// The record of `result`, whose input was `input` (as received).
-    /// `known_secrets` are values the host holds (API keys, credentials)
-    /// that must not appear in the record.
-    pub fn of(
-        result: &CallResult,
-        input: &str,
-        session_id: Option<&str>,
-        known_secrets: &[&str],
-    ) -> CallAudit {
+    /// The record of `result`, whose input was `input` (as received), its
+    /// arguments redacted (see [`redact`]).
+    pub fn of(result: &CallResult, input: &str, session_id: Option<&str>) -> CallAudit {
         let arguments = serde_json::from_str(input)
             .unwrap_or_else(|_| serde_json::Value::String(input.to_string()));
         let (error_kind, output_bytes) = match &result.outcome {
@@ -31,7 +25,7 @@ impl CallAudit {
             tool: result.tool.clone(),
             plugin: result.plugin.clone(),
             args_sha256: sha256_hex(input.as_bytes()),
-            arguments: redact(&arguments, known_secrets),
+            arguments: redact(&arguments),
             decision: result.decision.as_ref().map(json),
             approved_by: result.approval.as_ref().map(|a| match a {
                 Approval::Policy => "policy".to_string(),
@@ -67,14 +61,12 @@ impl CallAudit {
 }
 
 impl AuditLog {
-    /// Append the record of `result` (see [`CallAudit::of`]), keeping
-    /// every value of `secrets` out of it.
+    /// Append the record of `result` (see [`CallAudit::of`]).
     pub fn record_call(
         &self,
         result: &CallResult,
         input: &str,
         session_id: Option<&str>,
-        secrets: &[String],
     ) -> Result<(), AuditError> {
         let (result, output_bytes) = audit_copy(result);
         self.queue(Queued::Call(Box::new(PendingCall {
@@ -82,7 +74,6 @@ impl AuditLog {
             output_bytes,
             input: input.to_string(),
             session_id: session_id.map(str::to_string),
-            secrets: secrets.to_vec(),
         })))
     }
 }
@@ -137,18 +128,11 @@ pub(super) struct PendingCall {
     output_bytes: u64,
     input: String,
     session_id: Option<String>,
-    secrets: Vec<String>,
 }
 
 impl PendingCall {
     pub(super) fn into_event(self) -> AuditEvent {
-        let known: Vec<&str> = self.secrets.iter().map(String::as_str).collect();
-        let mut record = CallAudit::of(
-            &self.result,
-            &self.input,
-            self.session_id.as_deref(),
-            &known,
-        );
+        let mut record = CallAudit::of(&self.result, &self.input, self.session_id.as_deref());
         record.output_bytes = self.output_bytes;
         AuditEvent::ToolCall(Box::new(record))
     }
@@ -172,15 +156,4 @@ impl Queued {
 /// `v` as JSON; `null` if it cannot be (it always can for these types).
 fn json<T: serde::Serialize>(v: &T) -> serde_json::Value {
     serde_json::to_value(v).unwrap_or(serde_json::Value::Null)
-}
-
-/// Secret values the host holds and no record may contain: the model
-/// services' API keys, when set.
-pub fn host_secrets() -> Vec<String> {
-    ["OPENAI_API_KEY", "ANTHROPIC_API_KEY"]
-        .into_iter()
-        .filter_map(|var| std::env::var(var).ok())
-        .map(|v| v.trim().to_string())
-        .filter(|v| !v.is_empty())
-        .collect()
 }

@@ -5,7 +5,7 @@
 //! inserted or moved, records cut from the end and a deleted log — unless
 //! the anchor was rewritten (or deleted) to match, which a hash chain
 //! without a secret cannot tell (see `docs/audit.md`); no record holds a
-//! secret the host knows (API keys, credential values).
+//! secret this process resolved (`base::secrets`).
 
 mod anchor;
 mod call;
@@ -15,7 +15,6 @@ mod verify;
 mod writer;
 
 pub use anchor::{Anchor, anchor_path, read_anchor};
-pub use call::host_secrets;
 pub use log::{AuditError, AuditLog, RECORD_ROOM};
 pub use record::{AuditEvent, AuditRecord, CallAudit, ExercisedAudit, GENESIS, redact};
 pub use verify::{AnchorCheck, Broken, Verification, verify};

@@ -172,14 +172,9 @@ fn a_queued_call_is_recorded_in_full_without_its_output() {
         grant_cuts: Vec::new(),
         report: None,
     };
-    let secrets = ["sk-live-123".to_string()];
-    log.record_call(
-        &result,
-        r#"{"path":"a","key":"sk-live-123"}"#,
-        Some("s1"),
-        &secrets,
-    )
-    .unwrap();
+    crate::base::secrets::register("sk-live-123");
+    log.record_call(&result, r#"{"path":"a","key":"sk-live-123"}"#, Some("s1"))
+        .unwrap();
     log.flush().unwrap();
     let text = std::fs::read_to_string(&path).unwrap();
     assert!(

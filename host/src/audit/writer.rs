@@ -1,6 +1,6 @@
 //! Committing one batch of records: under an exclusive lock on the log,
-//! chained to its last complete line (cutting off a torn one), written in
-//! one `write`, synced, and then the anchor moved to the new
+//! chained to its last complete line (cutting off a torn one), redacted,
+//! written in one `write`, synced, and then the anchor moved to the new
 //! last record.
 
 use std::fs::File;
@@ -9,7 +9,7 @@ use std::path::PathBuf;
 use std::time::SystemTime;
 
 use crate::base::durable::Commit;
-use crate::base::sha256_hex;
+use crate::base::{secrets, sha256_hex};
 
 use super::anchor::{Anchor, read_anchor, write_anchor};
 use super::call::Queued;
@@ -75,6 +75,10 @@ impl LogCommit {
             };
             let start = buf.len();
             serde_json::to_writer(&mut buf, &record).map_err(std::io::Error::other)?;
+            if let Some(clean) = secrets::redact_json(&buf[start..]) {
+                buf.truncate(start);
+                buf.extend_from_slice(&clean);
+            }
             head.hash = sha256_hex(&buf[start..]);
             head.seq = record.seq;
             buf.push(b'\n');

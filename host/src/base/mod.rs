@@ -1,6 +1,6 @@
 //! Value types and infrastructure every other module shares: cancellation,
 //! limits, what a guest reports, hashing, text cutting, durable and atomic
-//! files.
+//! files, the secrets to redact.
 //!
 //! The bottom layer: nothing here imports another Warden module.
 
@@ -10,6 +10,7 @@ pub mod durable;
 mod guest_report;
 mod hash;
 mod limits;
+pub mod secrets;
 mod text;
 
 pub use atomic_file::{PRIVATE_FILE, create_private_dir, write_atomic};

@@ -11,6 +11,7 @@ mod plugin_cmd;
 mod plugin_list;
 mod plugin_view;
 mod policy_cmd;
+mod redact_events;
 mod render;
 mod run_cmd;
 mod sessions_cmd;
@@ -291,8 +292,10 @@ pub fn run(cli: Cli) -> Exit {
     }
 }
 
-/// Print an error for a human or as JSON, and return `code`.
+/// Print an error for a human or as JSON, every secret this process
+/// resolved redacted, and return `code`.
 fn fail(json: bool, code: Exit, message: &str) -> Exit {
+    let message = crate::base::secrets::redact(message);
     if json {
         println!("{}", serde_json::json!({ "error": message }));
     } else {

@@ -36,6 +36,7 @@ fn prepare(args: RunArgs) -> Result<Prepared, (Exit, String)> {
     let usage = |m: String| (Exit::Usage, m);
     let failure = |m: String| (Exit::Failure, m);
     let home = Home::from_env().map_err(|e| failure(e.to_string()))?;
+    config::register_key_variables();
     let settings = Config::load(&home).map_err(|e| usage(e.to_string()))?;
     let store = SessionStore::new(&home);
 

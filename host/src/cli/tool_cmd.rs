@@ -9,7 +9,7 @@ use super::{CallArgs, Exit, fail, open_catalog, open_catalog_with};
 use crate::approval::{
     Approval, Approvals, NonInteractive, SessionGrant, TerminalApprover, printable,
 };
-use crate::base::{CancelToken, ProgressEvent};
+use crate::base::{CancelToken, ProgressEvent, secrets};
 use crate::capability::WriteMode;
 use crate::pipeline::{self, CallResult, Invocation, Stage};
 use crate::protocol::ToolOutcome;
@@ -126,6 +126,7 @@ pub fn call(args: CallArgs) -> Exit {
         Ok(p) => p,
         Err(e) => return fail(args.json, Exit::Usage, &e),
     };
+    crate::config::register_key_variables();
     // No call runs unless its record can be written: the log opens, its
     // directory takes the anchor, and room for the records is reserved.
     let room = inputs.iter().map(|i| i.len() as u64).sum::<u64>() + crate::audit::RECORD_ROOM;
@@ -151,7 +152,6 @@ pub fn call(args: CallArgs) -> Exit {
         && std::io::stderr().is_terminal())
     .then(|| Arc::new(|p: &ProgressEvent| show_progress(p)) as crate::base::ProgressSink);
     let approvals = approvals(args.non_interactive);
-    let secrets = crate::audit::host_secrets();
     let cancel = CancelToken::new();
     let on_ctrl_c = cancel.clone();
     super::ctrl_c::watch(move || on_ctrl_c.cancel());
@@ -174,7 +174,7 @@ pub fn call(args: CallArgs) -> Exit {
                 rationale: None,
             },
         );
-        let recorded = audit.record_call(&result, input, None, &secrets);
+        let recorded = audit.record_call(&result, input, None);
         if args.json {
             print_json(&result);
         } else {
@@ -310,8 +310,15 @@ fn print_human(r: &CallResult) {
                 println!();
             }
         }
-        ToolOutcome::Error(e) => eprintln!("warden: {} failed ({}): {}", r.tool, e.kind, e.message),
-        ToolOutcome::Denied { reason } => eprintln!("warden: {} denied: {reason}", r.tool),
+        ToolOutcome::Error(e) => eprintln!(
+            "warden: {} failed ({}): {}",
+            r.tool,
+            e.kind,
+            secrets::redact(&e.message)
+        ),
+        ToolOutcome::Denied { reason } => {
+            eprintln!("warden: {} denied: {}", r.tool, secrets::redact(reason))
+        }
         ToolOutcome::Cancelled => eprintln!("warden: {} cancelled", r.tool),
     }
     if let Some(Approval::SessionGrant { grant }) = &r.approval {
