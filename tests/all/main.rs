@@ -28,6 +28,7 @@ mod plugin_refusals;
 mod plugin_trust;
 mod plugins;
 mod policy_cli;
+mod private_state;
 mod protected_metadata;
 mod protected_paths;
 mod providers;

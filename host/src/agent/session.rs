@@ -8,18 +8,19 @@
 //! Every record is written whole before the loop goes on (a killed process
 //! loses nothing); each turn boundary starts a sync of the file, folded
 //! with later ones while it runs (group commit), and a run's end waits
-//! for all of them. No line or kept output holds a secret this process
-//! resolved.
+//! for all of them. Files are created `0600` in `0700` directories, and no
+//! line or kept output holds a secret this process resolved.
 
 use std::fs::{File, OpenOptions};
 use std::io::Write;
+use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
 use serde::{Deserialize, Serialize};
 
 use crate::base::durable::{GroupCommit, SyncFile};
-use crate::base::secrets;
+use crate::base::{PRIVATE_FILE, create_private_dir, secrets};
 use crate::home::Home;
 use crate::policy::Decision;
 use crate::protocol::ToolOutcome;
@@ -145,7 +146,7 @@ impl SessionStore {
         provider: &str,
         model: &str,
     ) -> Result<SessionWriter, SessionError> {
-        std::fs::create_dir_all(&self.dir)?;
+        create_private_dir(&self.dir)?;
         let now = SystemTime::now();
         let stamp = humantime::format_rfc3339_seconds(now).to_string();
         let compact: String = stamp.chars().filter(char::is_ascii_digit).collect();
@@ -154,6 +155,7 @@ impl SessionStore {
             match OpenOptions::new()
                 .create_new(true)
                 .append(true)
+                .mode(PRIVATE_FILE)
                 .open(self.file(&id))
             {
                 Ok(f) => break (id, f),
@@ -380,7 +382,7 @@ impl SessionWriter {
 
     /// Keep the full text of a long tool output; returns where it went.
     pub fn save_output(&self, call_id: &str, text: &str) -> Result<PathBuf, SessionError> {
-        std::fs::create_dir_all(&self.outputs)?;
+        create_private_dir(&self.outputs)?;
         let safe: String = call_id
             .chars()
             .map(|c| {
@@ -392,7 +394,13 @@ impl SessionWriter {
             })
             .collect();
         let path = self.outputs.join(format!("{safe}.txt"));
-        std::fs::write(&path, secrets::redact(text).as_bytes())?;
+        let mut file = OpenOptions::new()
+            .write(true)
+            .create(true)
+            .truncate(true)
+            .mode(PRIVATE_FILE)
+            .open(&path)?;
+        file.write_all(secrets::redact(text).as_bytes())?;
         Ok(path)
     }
 }

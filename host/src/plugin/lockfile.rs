@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use crate::base::write_atomic;
+use crate::base::{create_private_dir, write_atomic};
 
 /// The lockfile's name in the data directory.
 pub const LOCKFILE: &str = "plugins.lock";
@@ -96,7 +96,7 @@ impl Lockfile {
 /// An exclusive lock on `<lockfile>.guard`, released when dropped.
 fn lock_guard(path: &Path) -> std::io::Result<File> {
     if let Some(dir) = path.parent() {
-        std::fs::create_dir_all(dir)?;
+        create_private_dir(dir)?;
     }
     let f = OpenOptions::new()
         .create(true)
