@@ -73,12 +73,13 @@ fn sessions_outputs_and_the_audit_log_are_private() {
         .filter(|p| p.extension().is_some_and(|e| e == "txt"))
         .count();
     assert_eq!(kept, 1, "the long output was kept: {made:?}");
-    for name in ["audit.jsonl", "anchor.json"] {
-        assert!(made.contains(&audit.join(name)), "{name}: {made:?}");
-    }
     for path in &made {
         let want = if path.is_dir() { 0o700 } else { 0o600 };
-        assert_eq!(mode(path), want, "{}", path.display());
+        let found = mode(path);
+        assert_eq!(found, want, "{}: {found:o}", path.display());
+    }
+    for name in ["audit.jsonl", "anchor.json"] {
+        assert!(made.contains(&audit.join(name)), "{name}: {made:?}");
     }
 
     // Another user can open none of them, even knowing the names.
