@@ -4,14 +4,14 @@
 //!
 //! Invariant: the anchor is replaced whole ([`write_atomic`]) only after
 //! the records it names are synced, under the log's lock, so it never
-//! names more of the log than is on disk; it may lag the log by the last
-//! batch after a crash, never lead it.
+//! names more of the log than is on disk; after a crash it may lag the log
+//! (its rename is not made durable: [`Rename::MayRevert`]), never lead it.
 
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use crate::base::{PRIVATE_FILE, write_atomic};
+use crate::base::{PRIVATE_FILE, Rename, write_atomic};
 
 /// The last record's position and hash, as the writer left them.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -42,5 +42,5 @@ pub fn read_anchor(path: &Path) -> std::io::Result<Option<Anchor>> {
 /// Replace the anchor at `path`.
 pub(super) fn write_anchor(path: &Path, anchor: &Anchor) -> std::io::Result<()> {
     let bytes = serde_json::to_vec(anchor).map_err(std::io::Error::other)?;
-    write_atomic(path, &bytes, PRIVATE_FILE)
+    write_atomic(path, &bytes, PRIVATE_FILE, Rename::MayRevert)
 }

@@ -2,10 +2,11 @@
 //! own state lives in.
 //!
 //! Invariant: after [`write_atomic`] returns `Ok`, `path` holds exactly the
-//! new bytes, synced, and its directory entry is synced; after it returns
-//! `Err`, `path` is as it was and no temporary file is left behind. A
-//! reader never sees a partial file. Directories made by
-//! [`create_private_dir`] are `0700`; files, with the mode asked for.
+//! new bytes, synced (and, with [`Rename::Synced`], so is its directory
+//! entry); after it returns `Err`, `path` is as it was and no temporary
+//! file is left behind. A reader never sees a partial file, even after a
+//! crash. Directories made by [`create_private_dir`] are `0700`; files,
+//! with the mode asked for.
 
 use std::io::Write;
 use std::os::unix::fs::PermissionsExt;
@@ -14,10 +15,24 @@ use std::path::Path;
 /// Files only their owner may read or write: sessions, the audit log.
 pub const PRIVATE_FILE: u32 = 0o600;
 
+/// Whether the rename that puts a new file in place is made durable.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Rename {
+    /// The directory is synced after the rename: once [`write_atomic`]
+    /// returns, the new file survives a crash of the machine.
+    Synced,
+    /// The directory is not synced (one sync less): after a crash of the
+    /// machine the previous file may be back, whole. For files whose
+    /// readers accept an older version, such as the audit anchor (which may
+    /// lag the log, never lead it).
+    MayRevert,
+}
+
 /// Replace `path` with `bytes`: a temporary file in the same directory
 /// (created with `mode`, less the umask), written, synced and renamed over
-/// `path`, then the directory synced. The directory must exist.
-pub fn write_atomic(path: &Path, bytes: &[u8], mode: u32) -> std::io::Result<()> {
+/// `path`, then the directory synced as `rename` says. The directory must
+/// exist.
+pub fn write_atomic(path: &Path, bytes: &[u8], mode: u32, rename: Rename) -> std::io::Result<()> {
     let dir = match path.parent() {
         Some(d) if !d.as_os_str().is_empty() => d,
         Some(_) | None => Path::new("."),
@@ -34,7 +49,10 @@ pub fn write_atomic(path: &Path, bytes: &[u8], mode: u32) -> std::io::Result<()>
     tmp.write_all(bytes)?;
     tmp.as_file().sync_all()?;
     tmp.persist(path).map_err(|e| e.error)?;
-    std::fs::File::open(dir)?.sync_all()
+    match rename {
+        Rename::Synced => std::fs::File::open(dir)?.sync_all(),
+        Rename::MayRevert => Ok(()),
+    }
 }
 
 /// Create `dir` and any missing parents, each `0700`; directories that
@@ -64,7 +82,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("anchor.json");
         std::fs::write(&path, "old").unwrap();
-        write_atomic(&path, b"new", PRIVATE_FILE).unwrap();
+        write_atomic(&path, b"new", PRIVATE_FILE, Rename::Synced).unwrap();
         assert_eq!(std::fs::read_to_string(&path).unwrap(), "new");
         let mode = std::fs::metadata(&path).unwrap().permissions().mode() & 0o777;
         assert_eq!(mode, 0o600);
@@ -78,7 +96,7 @@ mod tests {
         let path = dir.path().join("entry");
         std::fs::create_dir(&path).unwrap();
         std::fs::write(path.join("inside"), "x").unwrap();
-        assert!(write_atomic(&path, b"bytes", PRIVATE_FILE).is_err());
+        assert!(write_atomic(&path, b"bytes", PRIVATE_FILE, Rename::Synced).is_err());
         assert_eq!(entries(dir.path()), ["entry"]);
         assert_eq!(entries(&path), ["inside"]);
     }

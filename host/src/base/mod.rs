@@ -13,7 +13,7 @@ mod limits;
 pub mod secrets;
 mod text;
 
-pub use atomic_file::{PRIVATE_FILE, create_private_dir, write_atomic};
+pub use atomic_file::{PRIVATE_FILE, Rename, create_private_dir, write_atomic};
 pub use cancel::{CANCEL_GRACE, CancelToken, Interrupt, Interrupted};
 pub use guest_report::{LogLevel, LogLine, ProgressEvent, ProgressSink};
 pub use hash::sha256_hex;

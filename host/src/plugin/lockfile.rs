@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use crate::base::{create_private_dir, write_atomic};
+use crate::base::{Rename, create_private_dir, write_atomic};
 
 /// The lockfile's name in the data directory.
 pub const LOCKFILE: &str = "plugins.lock";
@@ -87,7 +87,7 @@ impl Lockfile {
         let text = toml::to_string(&lock).map_err(|e| write_err(std::io::Error::other(e)))?;
         let mut bytes = HEADER.as_bytes().to_vec();
         bytes.extend_from_slice(text.as_bytes());
-        let written = write_atomic(path, &bytes, LOCKFILE_MODE);
+        let written = write_atomic(path, &bytes, LOCKFILE_MODE, Rename::Synced);
         drop(guard);
         written.map_err(write_err)
     }

@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 use wasmtime::Engine;
 use wasmtime::component::Component;
 
-use crate::base::{create_private_dir, write_atomic};
+use crate::base::{Rename, create_private_dir, write_atomic};
 
 /// Cache entries are not private: compiled code and tool lists.
 const CACHE_FILE: u32 = 0o644;
@@ -102,5 +102,5 @@ fn store(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     if let Some(dir) = path.parent() {
         create_private_dir(dir)?;
     }
-    write_atomic(path, bytes, CACHE_FILE)
+    write_atomic(path, bytes, CACHE_FILE, Rename::Synced)
 }
