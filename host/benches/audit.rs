@@ -86,13 +86,13 @@ fn bench(c: &mut Criterion) {
         b.iter(|| {
             let report = noop(&echo, &none, &limits);
             let result = result_of(report, none.clone(), &policy);
-            log.record_call(&result, INPUT, Some("s1"), &[]).unwrap()
+            log.record_call(&result, INPUT, Some("s1")).unwrap()
         })
     });
 
     let result = result_of(noop(&echo, &none, &limits), none.clone(), &policy);
     group.bench_function("record_only/noop", |b| {
-        b.iter(|| log.record_call(&result, INPUT, Some("s1"), &[]).unwrap())
+        b.iter(|| log.record_call(&result, INPUT, Some("s1")).unwrap())
     });
     let ws = Grant {
         filesystem: Some(FsGrant {
@@ -114,7 +114,7 @@ fn bench(c: &mut Criterion) {
         .collect();
     let busy = result_of(report, ws, &policy);
     group.bench_function("record_only/fs_grant_10_files", |b| {
-        b.iter(|| log.record_call(&busy, INPUT, Some("s1"), &[]).unwrap())
+        b.iter(|| log.record_call(&busy, INPUT, Some("s1")).unwrap())
     });
     group.finish();
     log.flush().unwrap();

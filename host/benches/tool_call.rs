@@ -291,6 +291,7 @@ fn bench_hard_link_walk(c: &mut Criterion, hostile: &LoadedPlugin, guard: PathGu
             protected: Some(guard),
         }),
         extra_dirs: Vec::new(),
+        process: None,
     };
     let limits = Limits::default();
     let mut group = c.benchmark_group("hard_link_walk");

@@ -39,7 +39,7 @@ fn write_private(path: &Path, text: &str, mode: u32) {
 }
 
 /// Every file under `dir` whose text contains `needle`, except `skip`.
-fn files_containing(dir: &Path, needle: &str, skip: &[&Path]) -> Vec<String> {
+pub(crate) fn files_containing(dir: &Path, needle: &str, skip: &[&Path]) -> Vec<String> {
     let mut found = Vec::new();
     let mut stack = vec![dir.to_path_buf()];
     while let Some(d) = stack.pop() {

@@ -95,10 +95,11 @@ fn every_call_of_a_run_is_recorded_with_its_decision_and_grant_and_no_secret() {
     let (code, text) = audit(home.path(), &["verify"]);
     assert_eq!(code, Some(0), "{text}");
     assert!(text.contains("3 records, chain intact"), "{text}");
+    assert!(!text.contains("anchor"), "the anchor agrees: {text}");
 }
 
-#[test]
-fn verify_names_the_record_after_an_edit() {
+/// A data directory whose log holds the records of a run of four calls.
+fn home_with_four_records() -> (tempfile::TempDir, tempfile::TempDir) {
     let home = tempfile::tempdir().unwrap();
     let ws = tempfile::tempdir().unwrap();
     let rec = recording(
@@ -116,12 +117,74 @@ fn verify_names_the_record_after_an_edit() {
         .output()
         .unwrap();
     assert!(ok.status.success());
+    (home, ws)
+}
+
+#[test]
+fn verify_names_the_edited_record() {
+    let (home, _ws) = home_with_four_records();
     let path = home.path().join("audit/audit.jsonl");
     let text = std::fs::read_to_string(&path).unwrap();
+    // The second record's arguments.
     std::fs::write(&path, text.replacen("\"1*\"", "\"9*\"", 1)).unwrap();
     let (code, out) = audit(home.path(), &["verify"]);
     assert_eq!(code, Some(1), "{out}");
-    assert!(out.contains("broken at line 3"), "{out}");
+    assert!(out.contains("broken at line 2 (record 2)"), "{out}");
+}
+
+#[test]
+fn verify_finds_a_truncated_tail_an_edited_last_record_and_a_deleted_log() {
+    let (home, ws) = home_with_four_records();
+    let path = home.path().join("audit/audit.jsonl");
+    let text = std::fs::read_to_string(&path).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+
+    std::fs::write(&path, lines[..3].join("\n") + "\n").unwrap();
+    let (code, out) = audit(home.path(), &["verify"]);
+    assert_eq!(code, Some(1), "{out}");
+    assert!(
+        out.contains("truncated: the log ends after 3 records, but its anchor"),
+        "{out}"
+    );
+    // Nothing is appended to a log cut short: that would hide the cut.
+    let o = warden(home.path())
+        .args(["tool", "call", "glob", "-w"])
+        .arg(ws.path())
+        .args(["--input", r#"{"pattern":"*"}"#])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(5), "{stderr}");
+    assert!(
+        stderr.contains("holds 3 records but its anchor says 4"),
+        "{stderr}"
+    );
+
+    let edited = lines[3].replacen("\"3*\"", "\"8*\"", 1);
+    assert_ne!(edited, lines[3]);
+    std::fs::write(
+        &path,
+        [lines[0], lines[1], lines[2], &edited].join("\n") + "\n",
+    )
+    .unwrap();
+    let (code, out) = audit(home.path(), &["verify", "--json"]);
+    assert_eq!(code, Some(1), "{out}");
+    let v: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(
+        v["verification"]["broken"],
+        Value::Null,
+        "the chain alone holds"
+    );
+    assert_eq!(
+        v["verification"]["anchor"],
+        json!({"state": "rewritten", "line": 4})
+    );
+
+    std::fs::remove_file(&path).unwrap();
+    let (code, out) = audit(home.path(), &["verify"]);
+    assert_eq!(code, Some(1), "{out}");
+    assert!(out.contains("the log is missing"), "{out}");
+    assert!(out.contains("it held 4 records: it was deleted"), "{out}");
 }
 
 #[test]

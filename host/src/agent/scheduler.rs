@@ -116,8 +116,6 @@ pub struct Scheduler {
     pub audit: Option<(Arc<AuditLog>, String)>,
     /// Who answers calls the policy asks about, and the session's grants.
     pub approvals: Arc<Approvals>,
-    /// Secret values (API keys) no audit record may contain.
-    secrets: Arc<Vec<String>>,
     gate: Arc<RwLock<()>>,
     slots: Arc<Semaphore>,
 }
@@ -146,7 +144,6 @@ impl Scheduler {
             cancel,
             audit: None,
             approvals: Arc::new(Approvals::non_interactive()),
-            secrets: Arc::new(crate::audit::host_secrets()),
             gate: Arc::new(RwLock::new(())),
             slots: Arc::new(Semaphore::new(parallel.max(1))),
         }
@@ -169,7 +166,6 @@ impl Scheduler {
         let events = self.events.clone();
         let audit = self.audit.clone();
         let approvals = self.approvals.clone();
-        let secrets = self.secrets.clone();
         tokio::spawn(async move {
             let _permit = match &hold {
                 Hold::Shared(_) => slots.acquire_owned().await.ok(),
@@ -200,8 +196,7 @@ impl Scheduler {
                         },
                     );
                     if let Some((log, session)) = &audit {
-                        let written =
-                            log.record_call(&result, &call.input, Some(session), &secrets);
+                        let written = log.record_call(&result, &call.input, Some(session));
                         if let Err(e) = written {
                             events(AgentEvent::Warning {
                                 message: format!(

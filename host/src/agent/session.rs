@@ -8,15 +8,19 @@
 //! Every record is written whole before the loop goes on (a killed process
 //! loses nothing); each turn boundary starts a sync of the file, folded
 //! with later ones while it runs (group commit), and a run's end waits
-//! for all of them.
+//! for all of them. Files are created `0600` in `0700` directories, and no
+//! line or kept output holds a secret this process resolved.
 
 use std::fs::{File, OpenOptions};
 use std::io::Write;
+use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
 use serde::{Deserialize, Serialize};
 
+use crate::base::durable::{GroupCommit, SyncFile};
+use crate::base::{PRIVATE_FILE, create_private_dir, secrets};
 use crate::home::Home;
 use crate::policy::Decision;
 use crate::protocol::ToolOutcome;
@@ -142,7 +146,7 @@ impl SessionStore {
         provider: &str,
         model: &str,
     ) -> Result<SessionWriter, SessionError> {
-        std::fs::create_dir_all(&self.dir)?;
+        create_private_dir(&self.dir)?;
         let now = SystemTime::now();
         let stamp = humantime::format_rfc3339_seconds(now).to_string();
         let compact: String = stamp.chars().filter(char::is_ascii_digit).collect();
@@ -151,6 +155,7 @@ impl SessionStore {
             match OpenOptions::new()
                 .create_new(true)
                 .append(true)
+                .mode(PRIVATE_FILE)
                 .open(self.file(&id))
             {
                 Ok(f) => break (id, f),
@@ -330,7 +335,7 @@ pub struct SessionWriter {
     id: String,
     file: File,
     outputs: PathBuf,
-    syncer: Option<crate::base::durable::BackgroundSync>,
+    syncer: Option<GroupCommit<SyncFile>>,
 }
 
 impl SessionWriter {
@@ -338,9 +343,13 @@ impl SessionWriter {
         &self.id
     }
 
-    /// Append one record as one line, in one write.
+    /// Append one record as one line, in one write, every secret this
+    /// process resolved redacted.
     pub fn append(&mut self, record: &Record) -> Result<(), SessionError> {
         let mut line = serde_json::to_vec(record).map_err(std::io::Error::other)?;
+        if let Some(clean) = secrets::redact_json(&line) {
+            line = clean;
+        }
         line.push(b'\n');
         self.file.write_all(&line)?;
         Ok(())
@@ -354,12 +363,11 @@ impl SessionWriter {
     /// [`SessionWriter::sync_begun`]'s next call reports a sync that failed.
     pub fn sync_soon(&mut self) -> Result<(), SessionError> {
         if self.syncer.is_none() {
-            self.syncer = Some(crate::base::durable::BackgroundSync::start(
-                self.file.try_clone()?,
-            )?);
+            let file = SyncFile(self.file.try_clone()?);
+            self.syncer = Some(GroupCommit::start("warden-sync", file)?);
         }
         match &self.syncer {
-            Some(s) => Ok(s.request()?),
+            Some(s) => Ok(s.submit(())?),
             None => Ok(()),
         }
     }
@@ -374,7 +382,7 @@ impl SessionWriter {
 
     /// Keep the full text of a long tool output; returns where it went.
     pub fn save_output(&self, call_id: &str, text: &str) -> Result<PathBuf, SessionError> {
-        std::fs::create_dir_all(&self.outputs)?;
+        create_private_dir(&self.outputs)?;
         let safe: String = call_id
             .chars()
             .map(|c| {
@@ -386,7 +394,13 @@ impl SessionWriter {
             })
             .collect();
         let path = self.outputs.join(format!("{safe}.txt"));
-        std::fs::write(&path, text)?;
+        let mut file = OpenOptions::new()
+            .write(true)
+            .create(true)
+            .truncate(true)
+            .mode(PRIVATE_FILE)
+            .open(&path)?;
+        file.write_all(secrets::redact(text).as_bytes())?;
         Ok(path)
     }
 }

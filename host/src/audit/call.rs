@@ -11,15 +11,9 @@ use crate::runtime::CallReport;
 
 impl CallAudit {
     /// The record of `result`, whose input was `input` (as received; the
-    /// record keeps its hash, and of input over the limit only a prefix).
-    /// `known_secrets` are values the host holds (API keys, credentials)
-    /// that must not appear in the record.
-    pub fn of(
-        result: &CallResult,
-        input: &str,
-        session_id: Option<&str>,
-        known_secrets: &[&str],
-    ) -> CallAudit {
+    /// record keeps its hash, and of input over the limit only a prefix),
+    /// its arguments redacted (see [`redact`]).
+    pub fn of(result: &CallResult, input: &str, session_id: Option<&str>) -> CallAudit {
         let arguments = match stored_input(input) {
             Cow::Borrowed(whole) => serde_json::from_str(whole)
                 .unwrap_or_else(|_| serde_json::Value::String(whole.to_string())),
@@ -36,7 +30,7 @@ impl CallAudit {
             tool: result.tool.clone(),
             plugin: result.plugin.clone(),
             args_sha256: sha256_hex(input.as_bytes()),
-            arguments: redact(&arguments, known_secrets),
+            arguments: redact(&arguments),
             decision: result.decision.as_ref().map(json),
             approved_by: result.approval.as_ref().map(|a| match a {
                 Approval::Policy => "policy".to_string(),
@@ -125,18 +119,11 @@ pub(super) struct PendingCall {
     pub(super) output_bytes: u64,
     pub(super) input: String,
     pub(super) session_id: Option<String>,
-    pub(super) secrets: Vec<String>,
 }
 
 impl PendingCall {
     pub(super) fn into_event(self) -> AuditEvent {
-        let known: Vec<&str> = self.secrets.iter().map(String::as_str).collect();
-        let mut record = CallAudit::of(
-            &self.result,
-            &self.input,
-            self.session_id.as_deref(),
-            &known,
-        );
+        let mut record = CallAudit::of(&self.result, &self.input, self.session_id.as_deref());
         record.output_bytes = self.output_bytes;
         AuditEvent::ToolCall(Box::new(record))
     }
@@ -160,15 +147,4 @@ impl Queued {
 /// `v` as JSON; `null` if it cannot be (it always can for these types).
 fn json<T: serde::Serialize>(v: &T) -> serde_json::Value {
     serde_json::to_value(v).unwrap_or(serde_json::Value::Null)
-}
-
-/// Secret values the host holds and no record may contain: the model
-/// services' API keys, when set.
-pub fn host_secrets() -> Vec<String> {
-    ["OPENAI_API_KEY", "ANTHROPIC_API_KEY"]
-        .into_iter()
-        .filter_map(|var| std::env::var(var).ok())
-        .map(|v| v.trim().to_string())
-        .filter(|v| !v.is_empty())
-        .collect()
 }

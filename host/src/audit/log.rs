@@ -3,33 +3,52 @@
 //! Invariant: each line is written whole, in one `write`, while the writer
 //! holds an exclusive lock on the file, and names the sha256 of the line
 //! before it — so writers in several processes never interleave partial
-//! lines, and an edited, deleted or reordered line breaks the chain where
-//! it happened. A line torn by a crash is cut off by the next writer.
+//! lines. A line torn by a crash is cut off by the next writer. Opening
+//! the log checks that records can be written (directory, file, room,
+//! anchor) before anything is recorded, so a caller can refuse to act
+//! when they cannot.
 //!
-//! Records are written by a background thread in batches (group commit):
+//! Records are committed in batches by a [`GroupCommit`] writer:
 //! [`AuditLog::append`] queues a record and returns (a call's record is
-//! even built there, from a copy of its result); the writer takes
-//! everything queued, chains it to the file's last line under the lock,
-//! writes it in one go and syncs it, while the next batch gathers. A record
-//! is on disk within one batch's write and sync of being appended, and
-//! [`AuditLog::flush`] (or dropping the log) waits for it.
+//! even built there, from a copy of its result); a record is on disk within
+//! one batch's write and sync, and [`AuditLog::flush`] (or dropping the
+//! log) waits for it.
 
 use std::fs::{File, OpenOptions};
+use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::SystemTime;
 
+use crate::base::durable::GroupCommit;
+use crate::base::{PRIVATE_FILE, create_private_dir};
+
+use super::anchor::anchor_path;
 use super::call::{PendingCall, Queued, audit_copy};
 use super::record::AuditEvent;
-use super::writer::{Batch, Head, write_batch};
+use super::writer::LogCommit;
 use crate::pipeline::CallResult;
 
-/// Writing the audit log failed.
+/// Room reserved in the log when it is opened, for the records to come.
+pub const RECORD_ROOM: u64 = 64 * 1024;
+
+/// The audit log cannot be opened or written.
 #[derive(Debug, thiserror::Error)]
 pub enum AuditError {
-    #[error("audit log {path}: {source}")]
-    Io {
-        path: String,
+    #[error("{} is not a directory; the audit log goes there (move that file away)", dir.display())]
+    NotADirectory { dir: PathBuf },
+    #[error("cannot open the audit log {}: {source}", path.display())]
+    Open {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("no room for audit records in {}: {source}", path.display())]
+    NoRoom {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("cannot write the audit log {}: {source}", path.display())]
+    Write {
+        path: PathBuf,
         source: std::io::Error,
     },
 }
@@ -37,78 +56,92 @@ pub enum AuditError {
 /// An audit log file, shared by every writer in the process.
 pub struct AuditLog {
     path: PathBuf,
-    shared: Arc<Shared>,
-    writer: Option<std::thread::JoinHandle<()>>,
-}
-
-#[derive(Default)]
-struct Shared {
-    state: Mutex<State>,
-    /// The writer waits here for records.
-    wake: Condvar,
-    /// Flushes wait here for the writer.
-    written: Condvar,
-}
-
-#[derive(Default)]
-struct State {
-    queue: Batch,
-    /// Records appended so far, and of those, written and synced.
-    appended: u64,
-    durable: u64,
-    /// Whether the writer is at work (and will look at the queue again
-    /// before it sleeps), so appends need not wake it.
-    busy: bool,
-    closed: bool,
-    /// The last failure, reported once to the next append or flush.
-    error: Option<String>,
+    /// The log, for reserving room.
+    file: File,
+    writer: GroupCommit<LogCommit>,
 }
 
 impl AuditLog {
-    /// Open (creating) the log at `path`.
+    /// Open (creating, `0600` in a `0700` directory) the log at `path`,
+    /// and check that records can be written to it: the directory is
+    /// writable (for the anchor), [`RECORD_ROOM`] bytes are reserved on
+    /// disk, and the log still ends with the record its anchor names.
     pub fn open(path: &Path) -> Result<AuditLog, AuditError> {
-        let io = |source| AuditError::Io {
-            path: path.display().to_string(),
+        let open_err = |source| AuditError::Open {
+            path: path.to_path_buf(),
             source,
         };
-        if let Some(dir) = path.parent() {
-            std::fs::create_dir_all(dir).map_err(io)?;
+        let dir = match path.parent() {
+            Some(d) if !d.as_os_str().is_empty() => d,
+            Some(_) | None => Path::new("."),
+        };
+        if dir.exists() && !dir.is_dir() {
+            return Err(AuditError::NotADirectory {
+                dir: dir.to_path_buf(),
+            });
         }
+        create_private_dir(dir).map_err(|source| match source.kind() {
+            std::io::ErrorKind::AlreadyExists | std::io::ErrorKind::NotADirectory => {
+                AuditError::NotADirectory {
+                    dir: dir.to_path_buf(),
+                }
+            }
+            _ => open_err(source),
+        })?;
         let file = OpenOptions::new()
             .create(true)
             .read(true)
             .append(true)
+            .mode(PRIVATE_FILE)
             .open(path)
-            .map_err(io)?;
-        let shared = Arc::new(Shared::default());
-        let state = shared.clone();
-        let display = path.display().to_string();
-        let writer = std::thread::Builder::new()
-            .name("warden-audit".into())
-            .spawn(move || writer_loop(file, &display, &state))
-            .map_err(io)?;
-        Ok(AuditLog {
+            .map_err(open_err)?;
+        rustix::fs::access(dir, rustix::fs::Access::WRITE_OK)
+            .map_err(|e| open_err(std::io::Error::from(e)))?;
+        let mut commit = LogCommit {
+            file: file.try_clone().map_err(open_err)?,
+            anchor: anchor_path(path),
+            head: None,
+        };
+        commit.check().map_err(open_err)?;
+        let writer = GroupCommit::start("warden-audit", commit).map_err(open_err)?;
+        let log = AuditLog {
             path: path.to_path_buf(),
-            shared,
-            writer: Some(writer),
-        })
+            file,
+            writer,
+        };
+        log.reserve(RECORD_ROOM)?;
+        Ok(log)
     }
 
     pub fn path(&self) -> &Path {
         &self.path
     }
 
-    fn state(&self) -> Result<MutexGuard<'_, State>, AuditError> {
-        self.shared.state.lock().map_err(|_| AuditError::Io {
-            path: self.path.display().to_string(),
-            source: std::io::Error::other("the audit writer failed"),
-        })
+    /// Make sure `bytes` more can be appended: the space is allocated to
+    /// the log now, so a disk that fills later cannot take it.
+    pub fn reserve(&self, bytes: u64) -> Result<(), AuditError> {
+        let no_room = |source| AuditError::NoRoom {
+            path: self.path.clone(),
+            source,
+        };
+        let len = self.file.metadata().map_err(no_room)?.len();
+        match rustix::fs::fallocate(
+            &self.file,
+            rustix::fs::FallocateFlags::KEEP_SIZE,
+            len,
+            bytes,
+        ) {
+            Ok(()) => Ok(()),
+            // A filesystem that cannot reserve space is not a full one.
+            Err(rustix::io::Errno::OPNOTSUPP | rustix::io::Errno::NOSYS) => Ok(()),
+            Err(e) => Err(no_room(e.into())),
+        }
     }
 
-    fn failed(&self, message: String) -> AuditError {
-        AuditError::Io {
-            path: self.path.display().to_string(),
-            source: std::io::Error::other(message),
+    fn failed(&self, source: std::io::Error) -> AuditError {
+        AuditError::Write {
+            path: self.path.clone(),
+            source,
         }
     }
 
@@ -121,47 +154,26 @@ impl AuditLog {
 
     /// Queue a record (or what the writer makes one of).
     pub(super) fn queue(&self, item: Queued) -> Result<(), AuditError> {
-        let now = SystemTime::now();
-        let mut s = self.state()?;
-        if let Some(e) = s.error.take() {
-            return Err(self.failed(e));
-        }
-        s.queue.push((now, item));
-        s.appended += 1;
-        if !s.busy {
-            s.busy = true;
-            self.shared.wake.notify_one();
-        }
-        Ok(())
+        self.writer
+            .submit((SystemTime::now(), item))
+            .map_err(|e| self.failed(e))
     }
 
     /// Wait until every record appended so far is written and synced.
     pub fn flush(&self) -> Result<(), AuditError> {
-        let mut s = self.state()?;
-        let target = s.appended;
-        while s.durable < target && s.error.is_none() {
-            s = self
-                .shared
-                .written
-                .wait(s)
-                .map_err(|_| self.failed("the audit writer failed".into()))?;
-        }
-        match s.error.take() {
-            Some(e) => Err(self.failed(e)),
-            None => Ok(()),
-        }
+        self.writer.wait().map_err(|e| self.failed(e))
     }
 }
 
 impl AuditLog {
-    /// Append the record of `result` (see [`CallAudit::of`]), keeping
-    /// every value of `secrets` out of it.
+    /// Append the record of `result` (see [`CallAudit::of`]).
+    ///
+    /// [`CallAudit::of`]: super::record::CallAudit::of
     pub fn record_call(
         &self,
         result: &CallResult,
         input: &str,
         session_id: Option<&str>,
-        secrets: &[String],
     ) -> Result<(), AuditError> {
         let (result, output_bytes) = audit_copy(result);
         self.queue(Queued::Call(Box::new(PendingCall {
@@ -169,54 +181,6 @@ impl AuditLog {
             output_bytes,
             input: input.to_string(),
             session_id: session_id.map(str::to_string),
-            secrets: secrets.to_vec(),
         })))
-    }
-}
-
-impl Drop for AuditLog {
-    fn drop(&mut self) {
-        if let Ok(mut s) = self.shared.state.lock() {
-            s.closed = true;
-            self.shared.wake.notify_one();
-        }
-        if let Some(t) = self.writer.take() {
-            // The writer drains the queue before it ends.
-            let _ = t.join();
-        }
-    }
-}
-
-fn writer_loop(mut file: File, path: &str, shared: &Shared) {
-    let mut head: Option<Head> = None;
-    let Ok(mut s) = shared.state.lock() else {
-        return;
-    };
-    loop {
-        while s.queue.is_empty() && !s.closed {
-            s.busy = false;
-            s = match shared.wake.wait(s) {
-                Ok(s) => s,
-                Err(_) => return,
-            };
-        }
-        if s.queue.is_empty() {
-            return;
-        }
-        s.busy = true;
-        let batch = std::mem::take(&mut s.queue);
-        let upto = s.appended;
-        drop(s);
-        let result = write_batch(&mut file, &mut head, batch);
-        s = match shared.state.lock() {
-            Ok(s) => s,
-            Err(_) => return,
-        };
-        s.durable = upto;
-        if let Err(e) = result {
-            head = None;
-            s.error = Some(format!("{path}: {e}"));
-        }
-        shared.written.notify_all();
     }
 }

@@ -3,6 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::base::secrets;
 use crate::capability::egress::{NetworkDenial, NetworkUse};
 use crate::capability::process::ProcessUse;
 use crate::capability::{BoundaryDenial, FileUse};
@@ -170,9 +171,9 @@ const SECRET_KEYS: &[&str] = &[
 ];
 
 /// `value` with secrets replaced by `"[redacted]"`: values under
-/// secret-looking keys, and any string containing one of `known` (secret
-/// values the host holds, such as API keys).
-pub fn redact(value: &serde_json::Value, known: &[&str]) -> serde_json::Value {
+/// secret-looking keys, and every secret this process resolved (see
+/// [`secrets`]) wherever it appears.
+pub fn redact(value: &serde_json::Value) -> serde_json::Value {
     use serde_json::Value;
     match value {
         Value::Object(map) => Value::Object(
@@ -185,21 +186,18 @@ pub fn redact(value: &serde_json::Value, known: &[&str]) -> serde_json::Value {
                     let v = if secret {
                         Value::String("[redacted]".into())
                     } else {
-                        redact(v, known)
+                        redact(v)
                     };
                     (k.clone(), v)
                 })
                 .collect(),
         ),
-        Value::Array(items) => Value::Array(items.iter().map(|v| redact(v, known)).collect()),
-        Value::String(s) if known.iter().any(|k| k.len() >= 8 && s.contains(k)) => {
-            let mut s = s.clone();
-            for k in known.iter().filter(|k| k.len() >= 8) {
-                s = s.replace(k, "[redacted]");
-            }
-            Value::String(s)
+        Value::Array(items) => Value::Array(items.iter().map(redact).collect()),
+        other => {
+            let mut other = other.clone();
+            secrets::redact_value(&mut other);
+            other
         }
-        other => other.clone(),
     }
 }
 
@@ -217,7 +215,8 @@ mod tests {
             "note": "key is sk-live-123456789 ok",
             "list": ["sk-live-123456789"],
         });
-        let r = redact(&v, &["sk-live-123456789"]);
+        secrets::register("sk-live-123456789");
+        let r = redact(&v);
         let text = r.to_string();
         assert!(!text.contains("sk-live"), "{text}");
         assert!(!text.contains("ghp_abc"), "{text}");

@@ -31,13 +31,22 @@ fn write_lines(path: &std::path::Path, lines: &[String]) {
     std::fs::write(path, lines.join("\n") + "\n").unwrap();
 }
 
+/// Verify the log at `path` (if there is one) against its anchor.
+fn check(path: &std::path::Path) -> Verification {
+    let log = std::fs::read(path).ok();
+    let anchor = read_anchor(&anchor_path(path)).unwrap();
+    verify(log.as_deref(), anchor.as_ref())
+}
+
 #[test]
 fn an_untouched_log_verifies() {
     let (_d, path) = log_with(5);
-    let v = verify(&std::fs::read(&path).unwrap());
+    let v = check(&path);
     assert_eq!(v.valid, 5);
     assert_eq!(v.broken, None);
     assert!(!v.torn_tail);
+    assert_eq!(v.anchor, AnchorCheck::Matches { records: 5 });
+    assert!(v.intact());
 }
 
 #[test]
@@ -46,10 +55,10 @@ fn an_edited_record_is_named() {
     let mut l = lines(&path);
     l[2] = l[2].replace("p2", "p9");
     write_lines(&path, &l);
-    let v = verify(&std::fs::read(&path).unwrap());
-    assert_eq!(v.valid, 3);
+    let v = check(&path);
+    assert_eq!(v.valid, 2);
     let b = v.broken.unwrap();
-    assert_eq!(b.line, 4, "the record after the edit no longer follows it");
+    assert_eq!((b.line, b.seq), (3, Some(3)), "the edited line itself");
     assert!(b.reason.contains("changed"), "{}", b.reason);
 }
 
@@ -59,7 +68,7 @@ fn a_deleted_record_is_named() {
     let mut l = lines(&path);
     l.remove(1);
     write_lines(&path, &l);
-    let b = verify(&std::fs::read(&path).unwrap()).broken.unwrap();
+    let b = check(&path).broken.unwrap();
     assert_eq!((b.line, b.seq), (2, Some(3)));
     assert!(b.reason.contains("deleted"), "{}", b.reason);
 }
@@ -70,7 +79,7 @@ fn reordered_records_are_named() {
     let mut l = lines(&path);
     l.swap(1, 2);
     write_lines(&path, &l);
-    let b = verify(&std::fs::read(&path).unwrap()).broken.unwrap();
+    let b = check(&path).broken.unwrap();
     assert_eq!((b.line, b.seq), (2, Some(3)));
 }
 
@@ -80,14 +89,16 @@ fn a_torn_tail_is_cut_and_the_chain_goes_on() {
     let mut bytes = std::fs::read(&path).unwrap();
     bytes.extend_from_slice(b"{\"seq\":4,\"time\":\"20");
     std::fs::write(&path, &bytes).unwrap();
-    let v = verify(&bytes);
+    let v = check(&path);
     assert_eq!((v.valid, v.torn_tail, v.broken.clone()), (3, true, None));
+    assert_eq!(v.anchor, AnchorCheck::Matches { records: 3 });
 
     let log = AuditLog::open(&path).unwrap();
     log.append(event(3)).unwrap();
     log.flush().unwrap();
-    let v = verify(&std::fs::read(&path).unwrap());
+    let v = check(&path);
     assert_eq!((v.valid, v.torn_tail, v.broken), (4, false, None));
+    assert_eq!(v.anchor, AnchorCheck::Matches { records: 4 });
 }
 
 #[test]
@@ -110,7 +121,7 @@ fn a_last_record_or_torn_tail_longer_than_the_first_read_is_found() {
     let log = AuditLog::open(&path).unwrap();
     log.append(event(3)).unwrap();
     log.flush().unwrap();
-    let v = verify(&std::fs::read(&path).unwrap());
+    let v = check(&path);
     assert_eq!((v.valid, v.torn_tail, v.broken), (4, false, None));
 }
 
@@ -132,8 +143,9 @@ fn concurrent_writers_never_interleave() {
             });
         }
     });
-    let v = verify(&std::fs::read(&path).unwrap());
+    let v = check(&path);
     assert_eq!((v.valid, v.broken), (100, None));
+    assert_eq!(v.anchor, AnchorCheck::Matches { records: 100 });
 }
 
 #[test]
@@ -160,14 +172,9 @@ fn a_queued_call_is_recorded_in_full_without_its_output() {
         grant_cuts: Vec::new(),
         report: None,
     };
-    let secrets = ["sk-live-123".to_string()];
-    log.record_call(
-        &result,
-        r#"{"path":"a","key":"sk-live-123"}"#,
-        Some("s1"),
-        &secrets,
-    )
-    .unwrap();
+    crate::base::secrets::register("sk-live-123");
+    log.record_call(&result, r#"{"path":"a","key":"sk-live-123"}"#, Some("s1"))
+        .unwrap();
     log.flush().unwrap();
     let text = std::fs::read_to_string(&path).unwrap();
     assert!(
@@ -182,4 +189,100 @@ fn a_queued_call_is_recorded_in_full_without_its_output() {
     assert_eq!(call["outcome"], "success");
     assert_eq!(call["output_bytes"], 5011);
     assert_eq!(call["arguments"]["path"], "a");
+}
+
+#[test]
+fn a_truncated_tail_is_found_against_the_anchor() {
+    let (_d, path) = log_with(5);
+    let mut l = lines(&path);
+    l.truncate(3);
+    write_lines(&path, &l);
+    let v = check(&path);
+    assert_eq!(
+        (v.valid, v.broken.clone()),
+        (3, None),
+        "the chain alone holds"
+    );
+    assert_eq!(
+        v.anchor,
+        AnchorCheck::Truncated {
+            anchored: 5,
+            records: 3
+        }
+    );
+    assert!(!v.intact());
+}
+
+#[test]
+fn an_edited_last_record_is_named_by_the_anchor() {
+    let (_d, path) = log_with(5);
+    let mut l = lines(&path);
+    l[4] = l[4].replace("p4", "p9");
+    write_lines(&path, &l);
+    let v = check(&path);
+    assert_eq!((v.valid, v.broken.clone()), (5, None));
+    assert_eq!(v.anchor, AnchorCheck::Rewritten { line: 5 });
+    assert!(!v.intact());
+}
+
+#[test]
+fn a_deleted_log_is_found_by_its_anchor() {
+    let (_d, path) = log_with(2);
+    std::fs::remove_file(&path).unwrap();
+    let v = check(&path);
+    assert_eq!(v.anchor, AnchorCheck::LogMissing { anchored: 2 });
+    assert!(!v.intact());
+}
+
+#[test]
+fn an_anchor_behind_the_log_is_no_break() {
+    let (_d, path) = log_with(3);
+    let anchor = read_anchor(&anchor_path(&path)).unwrap().unwrap();
+    let log = AuditLog::open(&path).unwrap();
+    log.append(event(3)).unwrap();
+    log.flush().unwrap();
+    drop(log);
+    // As a crash between the log's sync and the anchor's update leaves it.
+    std::fs::write(anchor_path(&path), serde_json::to_vec(&anchor).unwrap()).unwrap();
+    let v = check(&path);
+    assert_eq!(
+        v.anchor,
+        AnchorCheck::Behind {
+            anchored: 3,
+            records: 4
+        }
+    );
+    assert!(v.intact());
+}
+
+#[test]
+fn a_log_shorter_than_its_anchor_is_not_written_to() {
+    let (_d, path) = log_with(4);
+    let mut l = lines(&path);
+    l.truncate(2);
+    write_lines(&path, &l);
+    let err = AuditLog::open(&path).err().unwrap().to_string();
+    assert!(
+        err.contains("holds 2 records but its anchor says 4"),
+        "{err}"
+    );
+    assert_eq!(
+        lines(&path).len(),
+        2,
+        "nothing was appended to hide the cut"
+    );
+}
+
+#[test]
+fn the_log_and_anchor_are_private() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("audit/audit.jsonl");
+    let log = AuditLog::open(&path).unwrap();
+    log.append(event(0)).unwrap();
+    log.flush().unwrap();
+    let mode = |p: &std::path::Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode(&path), 0o600);
+    assert_eq!(mode(&anchor_path(&path)), 0o600);
+    assert_eq!(mode(path.parent().unwrap()), 0o700);
 }

@@ -1,118 +1,211 @@
-//! Durability without waiting: a background thread that syncs a file on
-//! request, folding the requests that arrive while it syncs into one
-//! (group commit).
+//! Durability without waiting (group commit): a background thread that
+//! commits what is submitted in batches — everything that arrived while
+//! the last batch was being written and synced goes in the next one.
 //!
-//! Invariant: once [`BackgroundSync::wait`] returns `Ok`, everything
-//! written to the file before the last [`BackgroundSync::request`] is on
-//! disk.
+//! Invariant: once [`GroupCommit::wait`] returns `Ok`, every item
+//! submitted before it was committed ([`Commit::commit`] returned `Ok`:
+//! written and synced); a failed commit is reported, once, to the next
+//! `submit` or `wait`, never dropped. Dropping the writer commits what is
+//! still queued before it returns.
 
-use std::fs::File;
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 
-/// A thread that syncs one file on request, folding requests together.
-/// Dropping it waits for the syncs already requested.
-pub struct BackgroundSync {
-    shared: std::sync::Arc<SyncState>,
+/// How a batch is made durable, on the writer thread.
+pub trait Commit: Send + 'static {
+    type Item: Send + 'static;
+    /// Write what `batch` holds (items in submission order) and sync it;
+    /// called for one batch at a time.
+    fn commit(&mut self, batch: Vec<Self::Item>) -> std::io::Result<()>;
+}
+
+/// The simplest commit: the items were already written to the file by the
+/// caller; a batch only syncs it.
+pub struct SyncFile(pub std::fs::File);
+
+impl Commit for SyncFile {
+    type Item = ();
+    fn commit(&mut self, _batch: Vec<()>) -> std::io::Result<()> {
+        self.0.sync_data()
+    }
+}
+
+/// A background writer committing batches with a [`Commit`].
+pub struct GroupCommit<C: Commit> {
+    shared: Arc<Shared<C::Item>>,
     thread: Option<std::thread::JoinHandle<()>>,
 }
 
-#[derive(Default)]
-struct SyncState {
-    progress: std::sync::Mutex<SyncProgress>,
-    changed: std::sync::Condvar,
+struct Shared<T> {
+    state: Mutex<State<T>>,
+    /// The writer waits here for items.
+    wake: Condvar,
+    /// `wait` waits here for the writer.
+    committed: Condvar,
 }
 
-#[derive(Default)]
-struct SyncProgress {
-    requested: u64,
-    done: u64,
+struct State<T> {
+    queue: Vec<T>,
+    /// Items submitted so far, and of those, committed.
+    submitted: u64,
+    durable: u64,
+    /// Whether the writer is at work (and will look at the queue again
+    /// before it sleeps), so a submit need not wake it.
+    busy: bool,
     closed: bool,
-    error: Option<String>,
+    /// The last failure, reported once to the next submit or wait.
+    error: Option<std::io::Error>,
 }
 
-impl BackgroundSync {
-    pub fn start(file: File) -> std::io::Result<BackgroundSync> {
-        let shared = std::sync::Arc::new(SyncState::default());
+fn poisoned() -> std::io::Error {
+    std::io::Error::other("the background writer failed")
+}
+
+impl<C: Commit> GroupCommit<C> {
+    /// Start the writer thread, named `name`.
+    pub fn start(name: &str, commit: C) -> std::io::Result<GroupCommit<C>> {
+        let shared = Arc::new(Shared {
+            state: Mutex::new(State {
+                queue: Vec::new(),
+                submitted: 0,
+                durable: 0,
+                busy: false,
+                closed: false,
+                error: None,
+            }),
+            wake: Condvar::new(),
+            committed: Condvar::new(),
+        });
         let state = shared.clone();
         let thread = std::thread::Builder::new()
-            .name("warden-sync".into())
-            .spawn(move || sync_loop(&file, &state))?;
-        Ok(BackgroundSync {
+            .name(name.to_string())
+            .spawn(move || writer_loop(commit, &state))?;
+        Ok(GroupCommit {
             shared,
             thread: Some(thread),
         })
     }
 
-    fn lock(&self) -> std::io::Result<std::sync::MutexGuard<'_, SyncProgress>> {
-        self.shared
-            .progress
-            .lock()
-            .map_err(|_| std::io::Error::other("the background sync failed"))
+    fn state(&self) -> std::io::Result<MutexGuard<'_, State<C::Item>>> {
+        self.shared.state.lock().map_err(|_| poisoned())
     }
 
-    pub fn request(&self) -> std::io::Result<()> {
-        let mut p = self.lock()?;
-        if let Some(e) = p.error.take() {
-            return Err(std::io::Error::other(e));
+    /// Queue `item` for the next batch and return. Fails (once) if an
+    /// earlier commit failed.
+    pub fn submit(&self, item: C::Item) -> std::io::Result<()> {
+        let mut s = self.state()?;
+        if let Some(e) = s.error.take() {
+            return Err(e);
         }
-        p.requested += 1;
-        self.shared.changed.notify_all();
+        s.queue.push(item);
+        s.submitted += 1;
+        if !s.busy {
+            s.busy = true;
+            self.shared.wake.notify_one();
+        }
         Ok(())
     }
 
+    /// Wait until every item submitted so far is committed.
     pub fn wait(&self) -> std::io::Result<()> {
-        let mut p = self.lock()?;
-        while p.done < p.requested && p.error.is_none() {
-            p = self
-                .shared
-                .changed
-                .wait(p)
-                .map_err(|_| std::io::Error::other("the background sync failed"))?;
+        let mut s = self.state()?;
+        let target = s.submitted;
+        while s.durable < target && s.error.is_none() {
+            s = self.shared.committed.wait(s).map_err(|_| poisoned())?;
         }
-        match p.error.take() {
-            Some(e) => Err(std::io::Error::other(e)),
+        match s.error.take() {
+            Some(e) => Err(e),
             None => Ok(()),
         }
     }
 }
 
-fn sync_loop(file: &File, state: &SyncState) {
-    let Ok(mut p) = state.progress.lock() else {
-        return;
-    };
-    loop {
-        while p.done >= p.requested && !p.closed {
-            p = match state.changed.wait(p) {
-                Ok(p) => p,
-                Err(_) => return,
-            };
+impl<C: Commit> Drop for GroupCommit<C> {
+    fn drop(&mut self) {
+        if let Ok(mut s) = self.shared.state.lock() {
+            s.closed = true;
+            self.shared.wake.notify_one();
         }
-        if p.done >= p.requested {
-            return;
+        if let Some(t) = self.thread.take() {
+            // The writer commits what is queued before it ends.
+            let _ = t.join();
         }
-        let target = p.requested;
-        drop(p);
-        let result = file.sync_data();
-        p = match state.progress.lock() {
-            Ok(p) => p,
-            Err(_) => return,
-        };
-        p.done = target;
-        if let Err(e) = result {
-            p.error = Some(e.to_string());
-        }
-        state.changed.notify_all();
     }
 }
 
-impl Drop for BackgroundSync {
-    fn drop(&mut self) {
-        if let Ok(mut p) = self.shared.progress.lock() {
-            p.closed = true;
-            self.shared.changed.notify_all();
+fn writer_loop<C: Commit>(mut commit: C, shared: &Shared<C::Item>) {
+    let Ok(mut s) = shared.state.lock() else {
+        return;
+    };
+    loop {
+        while s.queue.is_empty() && !s.closed {
+            s.busy = false;
+            s = match shared.wake.wait(s) {
+                Ok(s) => s,
+                Err(_) => return,
+            };
         }
-        if let Some(t) = self.thread.take() {
-            // Pending syncs finish before the thread ends.
-            let _ = t.join();
+        if s.queue.is_empty() {
+            return;
         }
+        s.busy = true;
+        let batch = std::mem::take(&mut s.queue);
+        let upto = s.submitted;
+        drop(s);
+        let result = commit.commit(batch);
+        s = match shared.state.lock() {
+            Ok(s) => s,
+            Err(_) => return,
+        };
+        s.durable = upto;
+        if let Err(e) = result {
+            s.error = Some(e);
+        }
+        shared.committed.notify_all();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Records each batch; fails the batches holding a `fail` item.
+    struct Batches(Arc<Mutex<Vec<Vec<&'static str>>>>);
+
+    impl Commit for Batches {
+        type Item = &'static str;
+        fn commit(&mut self, batch: Vec<&'static str>) -> std::io::Result<()> {
+            let failed = batch.contains(&"fail");
+            self.0.lock().unwrap().push(batch);
+            if failed {
+                return Err(std::io::Error::other("disk full"));
+            }
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn every_item_is_committed_in_order_before_wait_returns() {
+        let seen = Arc::new(Mutex::new(Vec::new()));
+        let writer = GroupCommit::start("test", Batches(seen.clone())).unwrap();
+        let items = ["a", "b", "c", "d", "e"];
+        for item in items {
+            writer.submit(item).unwrap();
+        }
+        writer.wait().unwrap();
+        let flat: Vec<&str> = seen.lock().unwrap().concat();
+        assert_eq!(flat, items);
+    }
+
+    #[test]
+    fn a_failed_commit_is_reported_once_and_dropping_commits_the_rest() {
+        let seen = Arc::new(Mutex::new(Vec::new()));
+        let writer = GroupCommit::start("test", Batches(seen.clone())).unwrap();
+        writer.submit("fail").unwrap();
+        let err = writer.wait().unwrap_err();
+        assert_eq!(err.to_string(), "disk full");
+        writer.wait().unwrap();
+        writer.submit("later").unwrap();
+        drop(writer);
+        assert_eq!(seen.lock().unwrap().concat(), ["fail", "later"]);
     }
 }

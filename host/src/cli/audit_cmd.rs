@@ -8,7 +8,9 @@ use std::time::SystemTime;
 use serde_json::json;
 
 use super::{AuditCommand, Exit, fail};
-use crate::audit::{AuditEvent, AuditRecord, log_path, verify};
+use crate::audit::{
+    AnchorCheck, AuditEvent, AuditRecord, anchor_path, log_path, read_anchor, verify,
+};
 use crate::base::terminal_line;
 use crate::home::Home;
 
@@ -22,9 +24,9 @@ pub fn run(cmd: AuditCommand) -> Exit {
         Ok(home) => log_path(&home),
         Err(e) => return fail(json, Exit::Failure, &e.to_string()),
     };
-    let bytes = match std::fs::read(&path) {
-        Ok(b) => b,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Vec::new(),
+    let log = match std::fs::read(&path) {
+        Ok(b) => Some(b),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
         Err(e) => {
             return fail(
                 json,
@@ -33,8 +35,9 @@ pub fn run(cmd: AuditCommand) -> Exit {
             );
         }
     };
+    let bytes = log.as_deref().unwrap_or_default();
     match cmd {
-        AuditCommand::Verify { json } => verify_cmd(&bytes, &path, json),
+        AuditCommand::Verify { json } => verify_cmd(log.as_deref(), &path, json),
         AuditCommand::Show {
             session,
             tool,
@@ -53,7 +56,7 @@ pub fn run(cmd: AuditCommand) -> Exit {
                 }
             };
             show(
-                &records(&bytes),
+                &records(bytes),
                 session.as_deref(),
                 tool.as_deref(),
                 since,
@@ -64,7 +67,7 @@ pub fn run(cmd: AuditCommand) -> Exit {
             let catalog = Home::from_env()
                 .ok()
                 .and_then(|h| crate::plugin::Catalog::open(&h).ok());
-            super::audit_caps::caps(&records(&bytes), catalog.as_ref(), json)
+            super::audit_caps::caps(&records(bytes), catalog.as_ref(), json)
         }
     }
 }
@@ -77,8 +80,19 @@ fn records(bytes: &[u8]) -> Vec<AuditRecord> {
         .collect()
 }
 
-fn verify_cmd(bytes: &[u8], path: &std::path::Path, json: bool) -> Exit {
-    let v = verify(bytes);
+fn verify_cmd(log: Option<&[u8]>, path: &std::path::Path, json: bool) -> Exit {
+    let anchor_path = anchor_path(path);
+    let anchor = match read_anchor(&anchor_path) {
+        Ok(a) => a,
+        Err(e) => {
+            let msg = format!(
+                "the anchor {} cannot be read ({e}): the log's end cannot be checked",
+                anchor_path.display()
+            );
+            return fail(json, Exit::ToolError, &msg);
+        }
+    };
+    let v = verify(log, anchor.as_ref());
     if json {
         println!(
             "{}",
@@ -86,6 +100,7 @@ fn verify_cmd(bytes: &[u8], path: &std::path::Path, json: bool) -> Exit {
         );
     } else {
         match &v.broken {
+            None if log.is_none() => println!("{}: no log", path.display()),
             None => println!(
                 "{}: {} records, chain intact; head {}",
                 path.display(),
@@ -106,11 +121,38 @@ fn verify_cmd(bytes: &[u8], path: &std::path::Path, json: bool) -> Exit {
                 "the last line is incomplete (a crash while writing); the next record replaces it"
             );
         }
+        if let Some(line) = anchor_line(&v.anchor, &anchor_path) {
+            println!("{line}");
+        }
     }
-    if v.broken.is_some() {
-        Exit::ToolError
-    } else {
+    if v.intact() {
         Exit::Success
+    } else {
+        Exit::ToolError
+    }
+}
+
+/// What a human is told about the anchor, when there is something to say.
+fn anchor_line(check: &AnchorCheck, anchor: &std::path::Path) -> Option<String> {
+    let anchor = anchor.display();
+    match check {
+        AnchorCheck::Matches { .. } | AnchorCheck::Unchecked => None,
+        AnchorCheck::Missing => Some(format!(
+            "no anchor ({anchor}): records removed from the end could not be detected"
+        )),
+        AnchorCheck::Behind { anchored, records } => Some(format!(
+            "the anchor names record {anchored} of {records}: the writer stopped before moving it (records after it are checked by the chain only)"
+        )),
+        AnchorCheck::Truncated { anchored, records } => Some(format!(
+            "truncated: the log ends after {records} records, but its anchor ({anchor}) says {anchored}: the last {} were removed",
+            anchored - records
+        )),
+        AnchorCheck::Rewritten { line } => Some(format!(
+            "rewritten: line {line} is not the record the anchor ({anchor}) names: it was changed, or the log was rewritten from some record before it"
+        )),
+        AnchorCheck::LogMissing { anchored } => Some(format!(
+            "the log is missing, but its anchor ({anchor}) says it held {anchored} records: it was deleted"
+        )),
     }
 }
 

@@ -5,12 +5,14 @@
 mod audit_caps;
 mod audit_cmd;
 mod confirm;
+mod ctrl_c;
 mod limit_args;
 mod plugin_cmd;
 mod plugin_list;
 mod plugin_view;
 mod policy_cmd;
 mod policy_explain;
+mod redact_events;
 mod render;
 mod run_cmd;
 mod self_confine;
@@ -298,12 +300,14 @@ pub fn run(cli: Cli) -> Exit {
 }
 
 /// Print an error for a human (inert for a terminal: it may quote a
-/// plugin or a model) or as JSON, and return `code`.
+/// plugin or a model) or as JSON, every secret this process resolved
+/// redacted, and return `code`.
 fn fail(json: bool, code: Exit, message: &str) -> Exit {
+    let message = crate::base::secrets::redact(message);
     if json {
         println!("{}", serde_json::json!({ "error": message }));
     } else {
-        eprintln!("warden: {}", crate::base::terminal_text(message));
+        eprintln!("warden: {}", crate::base::terminal_text(&message));
     }
     code
 }

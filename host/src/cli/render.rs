@@ -12,6 +12,7 @@ use std::collections::HashMap;
 use std::io::{IsTerminal, Write};
 
 use super::RunArgs;
+use super::redact_events::EventRedactor;
 use crate::agent::AgentEvent;
 use crate::base::{TerminalStream, terminal_line, terminal_text};
 use crate::policy::Verdict;
@@ -58,6 +59,8 @@ pub(super) struct Renderer {
     decisions: HashMap<String, String>,
     /// Each running call's tool, and when its last progress line was shown.
     running: HashMap<String, (String, Option<u64>)>,
+    /// Every event passes through it first.
+    redactor: EventRedactor,
 }
 
 impl Renderer {
@@ -71,10 +74,18 @@ impl Renderer {
             styled: std::io::stderr().is_terminal(),
             decisions: HashMap::new(),
             running: HashMap::new(),
+            redactor: EventRedactor::default(),
         }
     }
 
+    /// Show `ev`, every secret this process resolved redacted.
     pub(super) fn show(&mut self, ev: &AgentEvent) {
+        for ev in self.redactor.pass(ev) {
+            self.show_redacted(&ev);
+        }
+    }
+
+    fn show_redacted(&mut self, ev: &AgentEvent) {
         match self.output {
             Output::Json => {
                 if let Ok(line) = serde_json::to_string(ev) {

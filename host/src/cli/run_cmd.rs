@@ -16,9 +16,6 @@ use crate::plugin::Catalog;
 use crate::provider::http::HttpProvider;
 use crate::provider::{Provider, ProviderConfig, Recorder, ReplayProvider, RetryPolicy};
 
-/// The exit code of a second Ctrl-C (128 + SIGINT, as a shell reports it).
-pub const EXIT_AT_ONCE: i32 = 130;
-
 pub fn run(args: RunArgs) -> Exit {
     let json = args.json;
     match prepare(args) {
@@ -39,6 +36,7 @@ fn prepare(args: RunArgs) -> Result<Prepared, (Exit, String)> {
     let usage = |m: String| (Exit::Usage, m);
     let failure = |m: String| (Exit::Failure, m);
     let home = Home::from_env().map_err(|e| failure(e.to_string()))?;
+    config::register_key_variables();
     let settings = Config::load(&home).map_err(|e| usage(e.to_string()))?;
     let store = SessionStore::new(&home);
 
@@ -244,15 +242,11 @@ fn execute(p: Prepared) -> Exit {
         });
         let interrupt = agent.interrupt.clone();
         let events = agent.events.clone();
-        tokio::spawn(async move {
-            while tokio::signal::ctrl_c().await.is_ok() {
-                if interrupt.interrupt() > 1 {
-                    // Whatever was appended to the session is whole; the
-                    // partial turn is dropped when it is loaded.
-                    std::process::exit(EXIT_AT_ONCE);
-                }
-                events(AgentEvent::Interrupted);
-            }
+        // The partial turn a second Ctrl-C leaves is dropped when the
+        // session is loaded.
+        super::ctrl_c::watch(move || {
+            interrupt.interrupt();
+            events(AgentEvent::Interrupted);
         });
         let summary = agent.run(&mut session, messages, &task, turns).await;
         if let Some(Err(e)) = agent.audit.as_ref().map(|log| log.flush()) {

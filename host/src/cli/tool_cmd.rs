@@ -7,7 +7,7 @@ use serde_json::json;
 
 use super::{CallArgs, Exit, fail, open_catalog, open_catalog_with};
 use crate::approval::{Approval, Approvals, NonInteractive, SessionGrant, TerminalApprover};
-use crate::base::{CancelToken, ProgressEvent, terminal_line, terminal_text};
+use crate::base::{CancelToken, ProgressEvent, secrets, terminal_line, terminal_text};
 use crate::capability::WriteMode;
 use crate::pipeline::{self, CallResult, Invocation, Stage};
 use crate::protocol::ToolOutcome;
@@ -132,6 +132,20 @@ pub fn call(args: CallArgs) -> Exit {
         eprintln!("warden: warning: {warning}");
     }
     crate::runtime::warm_up_wasi_io();
+    crate::config::register_key_variables();
+    // No call runs unless its record can be written: the log opens, its
+    // directory takes the anchor, and room for the records is reserved.
+    let room = inputs.iter().map(|i| i.len() as u64).sum::<u64>() + crate::audit::RECORD_ROOM;
+    let audit = match super::open_audit().and_then(|log| {
+        log.reserve(room).map_err(|e| e.to_string())?;
+        Ok(log)
+    }) {
+        Ok(log) => log,
+        Err(e) => {
+            let msg = format!("{e}; the call was not run: Warden runs no tool it cannot audit");
+            return fail(args.json, Exit::Failure, &msg);
+        }
+    };
     let catalog = match open_catalog_with(args.json, instances) {
         Ok(c) => c,
         Err(code) => return code,
@@ -144,16 +158,12 @@ pub fn call(args: CallArgs) -> Exit {
         && std::io::stderr().is_terminal())
     .then(|| Arc::new(|p: &ProgressEvent| show_progress(p)) as crate::base::ProgressSink);
     let approvals = approvals(args.non_interactive);
-    let audit = match super::open_audit() {
-        Ok(log) => Some(log),
-        Err(e) => {
-            eprintln!("warden: warning: calls will not be audited: {e}");
-            None
-        }
-    };
-    let secrets = crate::audit::host_secrets();
+    let cancel = CancelToken::new();
+    let on_ctrl_c = cancel.clone();
+    super::ctrl_c::watch(move || on_ctrl_c.cancel());
     let mut exit = Exit::Success;
-    for input in &inputs {
+    let mut unrecorded = None;
+    for (i, input) in inputs.iter().enumerate() {
         let result = pipeline::run(
             &catalog,
             Invocation {
@@ -163,18 +173,14 @@ pub fn call(args: CallArgs) -> Exit {
                 write: WriteMode::ReadOnly,
                 limits: limits.clone(),
                 limit_requests,
-                cancel: CancelToken::new(),
+                cancel: cancel.clone(),
                 progress: progress.clone(),
                 policy: Some(&policy),
                 approval: Some(&approvals),
                 rationale: None,
             },
         );
-        if let Some(log) = &audit
-            && let Err(e) = log.record_call(&result, input, None, &secrets)
-        {
-            eprintln!("warden: warning: the audit record of this call was not written: {e}");
-        }
+        let recorded = audit.record_call(&result, input, None);
         if args.json {
             print_json(&result);
         } else {
@@ -183,9 +189,22 @@ pub fn call(args: CallArgs) -> Exit {
         if exit == Exit::Success {
             exit = exit_code(&result);
         }
+        if let Err(e) = recorded {
+            unrecorded = Some(e.to_string());
+            break;
+        }
+        // After Ctrl-C, the rest of a batch does not run.
+        if cancel.is_cancelled() {
+            if exit == Exit::Success && i + 1 < inputs.len() {
+                exit = Exit::Cancelled;
+            }
+            break;
+        }
     }
-    if let Some(Err(e)) = audit.as_ref().map(|log| log.flush()) {
-        eprintln!("warden: warning: the audit log may not be on disk: {e}");
+    if let Some(e) = unrecorded.or_else(|| audit.flush().err().map(|e| e.to_string())) {
+        // The call ran; that it went unrecorded is a failure, whatever it returned.
+        let msg = format!("the call ran, but recording it failed: {e}");
+        exit = fail(args.json, Exit::Failure, &msg);
     }
     // The process exits next: unmapping the engine's pools and compiled code
     // would only add teardown time to every one-shot call.
@@ -309,10 +328,13 @@ fn print_human(r: &CallResult) {
         ToolOutcome::Error(e) => eprintln!(
             "warden: {tool} failed ({}): {}",
             e.kind,
-            terminal_text(&e.message)
+            terminal_text(&secrets::redact(&e.message))
         ),
         ToolOutcome::Denied { reason } => {
-            eprintln!("warden: {tool} denied: {}", terminal_text(reason))
+            eprintln!(
+                "warden: {tool} denied: {}",
+                terminal_text(&secrets::redact(reason))
+            )
         }
         ToolOutcome::Cancelled => eprintln!("warden: {tool} cancelled"),
     }

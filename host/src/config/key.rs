@@ -1,8 +1,12 @@
 //! Reading an API key from where the settings say it is, refusing files
 //! other users could read.
+//!
+//! Invariant: every key resolved here is registered as a secret
+//! ([`secrets::register`]) before it is returned.
 
 use std::path::{Path, PathBuf};
 
+use crate::base::secrets;
 use crate::provider::{ApiKey, ProviderName};
 
 use super::{ConfigError, ProviderSettings};
@@ -62,16 +66,13 @@ pub(super) fn from_settings(
 ) -> Result<Option<(ApiKey, KeySource)>, ConfigError> {
     if let Some(key) = &settings.api_key {
         return Ok(Some((
-            key.clone(),
+            resolved(key.expose()),
             KeySource::ConfigFile(config.to_path_buf()),
         )));
     }
     if let Some(var) = &settings.api_key_env {
         return match env(var).filter(|k| !k.trim().is_empty()) {
-            Some(k) => Ok(Some((
-                ApiKey::new(k.trim()),
-                KeySource::ConfigVariable(var.clone()),
-            ))),
+            Some(k) => Ok(Some((resolved(&k), KeySource::ConfigVariable(var.clone())))),
             None => Err(ConfigError::UnsetVariable {
                 provider,
                 var: var.clone(),
@@ -96,8 +97,27 @@ pub(super) fn from_settings(
         source,
     })?;
     match text.lines().next().map(str::trim).filter(|k| !k.is_empty()) {
-        Some(k) => Ok(Some((ApiKey::new(k), KeySource::KeyFile(path)))),
+        Some(k) => Ok(Some((resolved(k), KeySource::KeyFile(path)))),
         None => Err(ConfigError::EmptyKeyFile { provider, path }),
+    }
+}
+
+/// `key` (trimmed) as an [`ApiKey`], registered as a secret to redact
+/// from everything Warden writes (see [`secrets`]).
+pub(super) fn resolved(key: &str) -> ApiKey {
+    let key = key.trim();
+    secrets::register(key);
+    ApiKey::new(key)
+}
+
+/// Register the values of the standard key variables (`OPENAI_API_KEY`,
+/// `ANTHROPIC_API_KEY`) as secrets, whichever provider is used: this
+/// process can read them, so no record may hold them.
+pub fn register_key_variables() {
+    for provider in [ProviderName::Openai, ProviderName::Anthropic] {
+        if let Some(value) = provider.key_variable().and_then(|v| std::env::var(v).ok()) {
+            secrets::register(&value);
+        }
     }
 }
 

@@ -32,7 +32,7 @@ use serde::Deserialize;
 use crate::home::Home;
 use crate::provider::{ApiKey, ProviderName};
 
-pub use key::{KeySource, check_private};
+pub use key::{KeySource, check_private, register_key_variables};
 pub use resolve::{Chosen, Overrides, choose};
 
 /// The parsed `config.toml`. Every field is optional.

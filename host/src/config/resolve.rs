@@ -73,7 +73,7 @@ pub fn choose(
         .and_then(|name| var(name).map(|k| (name, k)));
     let (api_key, key_source) = match standard {
         Some((name, k)) => (
-            Some(ApiKey::new(k.trim())),
+            Some(key::resolved(&k)),
             Some(KeySource::Environment(name.to_string())),
         ),
         None => {

@@ -9,13 +9,17 @@
 
 use std::collections::BTreeMap;
 use std::fs::{File, OpenOptions};
-use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
+use crate::base::{Rename, create_private_dir, write_atomic};
+
 /// The lockfile's name in the data directory.
 pub const LOCKFILE: &str = "plugins.lock";
+
+/// The lockfile holds hashes, not secrets.
+const LOCKFILE_MODE: u32 = 0o644;
 
 const HEADER: &str = "# Written by warden: the sha256 of each installed plugin component, as approved.\n\
 # A component whose bytes differ is refused until `warden plugin approve NAME`.\n\n";
@@ -81,21 +85,9 @@ impl Lockfile {
         let mut lock = Lockfile::read(path)?;
         change(&mut lock);
         let text = toml::to_string(&lock).map_err(|e| write_err(std::io::Error::other(e)))?;
-        let tmp = path.with_extension(format!("lock.tmp-{}", std::process::id()));
-        let written = (|| {
-            let mut f = File::create(&tmp)?;
-            f.write_all(HEADER.as_bytes())?;
-            f.write_all(text.as_bytes())?;
-            f.sync_all()?;
-            std::fs::rename(&tmp, path)?;
-            if let Some(dir) = path.parent() {
-                File::open(dir)?.sync_all()?;
-            }
-            Ok(())
-        })();
-        if written.is_err() {
-            let _ = std::fs::remove_file(&tmp);
-        }
+        let mut bytes = HEADER.as_bytes().to_vec();
+        bytes.extend_from_slice(text.as_bytes());
+        let written = write_atomic(path, &bytes, LOCKFILE_MODE, Rename::Synced);
         drop(guard);
         written.map_err(write_err)
     }
@@ -104,7 +96,7 @@ impl Lockfile {
 /// An exclusive lock on `<lockfile>.guard`, released when dropped.
 fn lock_guard(path: &Path) -> std::io::Result<File> {
     if let Some(dir) = path.parent() {
-        std::fs::create_dir_all(dir)?;
+        create_private_dir(dir)?;
     }
     let f = OpenOptions::new()
         .create(true)

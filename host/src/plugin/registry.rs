@@ -6,7 +6,11 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
+use crate::base::{Rename, write_atomic};
 use crate::runtime::PluginMeta;
+
+/// Installed plugins are not private: components and their records.
+const INSTALLED_FILE: u32 = 0o644;
 
 const COMPONENT_FILE: &str = "component.wasm";
 const RECORD_FILE: &str = "plugin.json";
@@ -105,9 +109,11 @@ impl Registry {
             .dir
             .join(format!(".staging-{name}-{}", std::process::id()));
         let write = |path: &Path, bytes: &[u8]| -> Result<(), InstallError> {
-            std::fs::write(path, bytes).map_err(|source| InstallError::Write {
-                path: path.to_path_buf(),
-                source,
+            write_atomic(path, bytes, INSTALLED_FILE, Rename::Synced).map_err(|source| {
+                InstallError::Write {
+                    path: path.to_path_buf(),
+                    source,
+                }
             })
         };
         let io = |path: &Path| {

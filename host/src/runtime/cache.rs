@@ -3,15 +3,19 @@
 //! Entries are keyed by the component's sha256, the wasmtime version and a
 //! hash of the engine's compilation settings, so a change to any of them
 //! misses the cache instead of loading incompatible code. Entries are
-//! written to a temporary file and renamed into place, so a reader never
-//! sees a partial entry.
+//! written whole ([`write_atomic`]), so a reader never sees a partial entry
+//! and a failed write leaves no temporary file.
 
 use std::hash::{Hash, Hasher};
-use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use wasmtime::Engine;
 use wasmtime::component::Component;
+
+use crate::base::{Rename, create_private_dir, write_atomic};
+
+/// Cache entries are not private: compiled code and tool lists.
+const CACHE_FILE: u32 = 0o644;
 
 /// A directory of compiled components and their tool lists.
 #[derive(Debug, Clone)]
@@ -63,7 +67,7 @@ impl CompileCache {
         wasm: &[u8],
     ) -> wasmtime::Result<Component> {
         let compiled = engine.precompile_component(wasm)?;
-        let _ = write_atomic(&self.entry(sha256, "cwasm"), &compiled);
+        let _ = store(&self.entry(sha256, "cwasm"), &compiled);
         match self.load(engine, sha256) {
             Some(component) => Ok(component),
             None => Component::new(engine, wasm),
@@ -78,7 +82,7 @@ impl CompileCache {
 
     /// Store JSON side-data; caching failures are not fatal.
     pub fn write_json(&self, sha256: &str, ext: &str, value: &serde_json::Value) {
-        let _ = write_atomic(&self.entry(sha256, ext), value.to_string().as_bytes());
+        let _ = store(&self.entry(sha256, ext), value.to_string().as_bytes());
     }
 
     /// The directory holding the cache.
@@ -92,39 +96,11 @@ pub fn wasmtime_version() -> &'static str {
     env!("WARDEN_WASMTIME_VERSION")
 }
 
-fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    let dir = path.parent().unwrap_or(Path::new("."));
-    std::fs::create_dir_all(dir)?;
-    let mut tmp = tempfile_in(dir)?;
-    tmp.1.write_all(bytes)?;
-    tmp.1.sync_all()?;
-    std::fs::rename(&tmp.0, path).inspect_err(|_| {
-        let _ = std::fs::remove_file(&tmp.0);
-    })
-}
-
-fn tempfile_in(dir: &Path) -> std::io::Result<(PathBuf, std::fs::File)> {
-    for attempt in 0..16u32 {
-        let name = format!(".tmp-{}-{}-{attempt}", std::process::id(), nanos());
-        let path = dir.join(name);
-        match std::fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .open(&path)
-        {
-            Ok(f) => return Ok((path, f)),
-            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
-            Err(e) => return Err(e),
-        }
+/// Store `bytes` at `path` whole (see [`write_atomic`]), creating the
+/// cache directory first.
+fn store(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    if let Some(dir) = path.parent() {
+        create_private_dir(dir)?;
     }
-    Err(std::io::Error::other(
-        "could not create a temporary cache file",
-    ))
-}
-
-fn nanos() -> u128 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_nanos())
-        .unwrap_or(0)
+    write_atomic(path, bytes, CACHE_FILE, Rename::Synced)
 }

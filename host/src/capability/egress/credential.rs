@@ -6,8 +6,10 @@
 //! when a call starts, lives in a [`Secret`] whose `Debug` hides it, is
 //! injected only into a request whose scheme, host and port equal the
 //! audience, after every destination check, replacing any header of that
-//! name the guest set; and any text the call returns is passed through a
-//! [`Redactor`] holding every value the call could have seen.
+//! name the guest set; any text the call returns is passed through a
+//! [`Redactor`] holding every value the call could have seen; and a value
+//! read is registered as a process secret (`base::secrets`), which every
+//! writer redacts.
 
 use std::path::PathBuf;
 
@@ -17,7 +19,7 @@ use super::pattern::{HostPattern, NetPattern, PortPattern};
 
 /// Values shorter than this are refused: redacting them would mangle
 /// ordinary text, and they are too short to be secrets.
-pub const MIN_SECRET_BYTES: usize = 8;
+pub use crate::base::secrets::MIN_SECRET_BYTES;
 
 /// Where a credential's value comes from.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -206,6 +208,7 @@ impl CredentialHandle {
         if http::HeaderValue::from_str(&format!("{}{value}", self.prefix)).is_err() {
             return Err("the value is not a valid header value".into());
         }
+        crate::base::secrets::register(value);
         Ok(Secret(value.to_string()))
     }
 }
