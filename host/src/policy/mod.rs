@@ -16,6 +16,7 @@ mod grants;
 mod inline_test;
 mod limits;
 mod matchers;
+mod outright;
 mod protected;
 mod rule;
 
