@@ -27,6 +27,7 @@ impl CallAudit {
         CallAudit {
             call_id: result.call_id.clone(),
             session_id: session_id.map(str::to_string),
+            caller: None,
             tool: result.tool.clone(),
             plugin: result.plugin.clone(),
             args_sha256: sha256_hex(input.as_bytes()),
@@ -115,6 +116,7 @@ pub(super) struct PendingCall {
     pub(super) output_bytes: u64,
     pub(super) input: String,
     pub(super) session_id: Option<String>,
+    pub(super) caller: Option<String>,
     pub(super) secrets: Vec<String>,
 }
 
@@ -128,6 +130,7 @@ impl PendingCall {
             &known,
         );
         record.output_bytes = self.output_bytes;
+        record.caller = self.caller;
         AuditEvent::ToolCall(Box::new(record))
     }
 }

@@ -198,7 +198,7 @@ fn show(
                     })
                     .unwrap_or_default();
                 format!(
-                    "call {} {}{by} → {} ({} ms, {} bytes){}",
+                    "call {} {}{by} → {} ({} ms, {} bytes){}{}",
                     c.tool,
                     c.call_id,
                     c.outcome,
@@ -207,6 +207,10 @@ fn show(
                     c.session_id
                         .as_deref()
                         .map(|s| format!(" session {s}"))
+                        .unwrap_or_default(),
+                    c.caller
+                        .as_deref()
+                        .map(|s| format!(" from {}", crate::approval::printable(s)))
                         .unwrap_or_default()
                 )
             }
