@@ -16,6 +16,7 @@ mod sessions_cmd;
 mod tool_cmd;
 
 pub use crate::provider::ProviderName;
+pub use limit_args::LimitArgs;
 pub use plugin_cmd::{InstallArgs, PluginCommand};
 
 use std::path::PathBuf;
@@ -229,22 +230,8 @@ pub struct CallArgs {
     /// One JSON object with the outcome, grant, logs and timings.
     #[arg(long)]
     pub json: bool,
-    /// Wall-clock deadline in milliseconds [default: 30000].
-    #[arg(long, value_name = "MS", value_parser = clap::value_parser!(u64).range(1..))]
-    pub timeout_ms: Option<u64>,
-    /// Memory cap in MiB [default: 256].
-    #[arg(long, value_name = "MIB", value_parser = clap::value_parser!(u64).range(1..=4096))]
-    pub memory_mib: Option<u64>,
-    /// Result text cap in bytes [default: 1048576].
-    #[arg(long, value_name = "BYTES")]
-    pub max_output_bytes: Option<usize>,
-    /// Set any per-call limit, e.g. `--limit log-lines=50` (repeatable). Keys:
-    /// deadline-ms, memory-mib, output-bytes, stdio-bytes, log-lines, log-bytes,
-    /// progress-events, hostcall-fuel, resource-handles, random-bytes,
-    /// http-request-bytes, http-response-bytes, http-requests, workers. A limit the
-    /// policy sets is a ceiling: asking for more is a usage error.
-    #[arg(long = "limit", value_name = "KEY=VALUE")]
-    pub limits: Vec<String>,
+    #[command(flatten)]
+    pub limit: LimitArgs,
 }
 
 /// Process exit codes.
