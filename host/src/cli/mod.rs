@@ -6,6 +6,7 @@ mod audit_caps;
 mod audit_cmd;
 mod confirm;
 mod limit_args;
+mod mcp_cmd;
 mod plugin_cmd;
 mod plugin_list;
 mod plugin_view;
@@ -17,6 +18,7 @@ mod tool_cmd;
 
 pub use crate::provider::ProviderName;
 pub use limit_args::LimitArgs;
+pub use mcp_cmd::McpArgs;
 pub use plugin_cmd::{InstallArgs, PluginCommand};
 
 use std::path::PathBuf;
@@ -51,6 +53,8 @@ pub enum Command {
     /// List, check and explain policies.
     #[command(subcommand)]
     Policy(PolicyCommand),
+    /// Serve the tools to MCP clients (Claude Code, Codex, Cursor, VS Code), over stdio or HTTP.
+    Mcp(McpArgs),
 }
 
 #[derive(Debug, Subcommand)]
@@ -274,6 +278,7 @@ pub fn run(cli: Cli) -> Exit {
         Command::Run(args) => run_cmd::run(args),
         Command::Sessions(cmd) => sessions_cmd::run(cmd),
         Command::Audit(cmd) => audit_cmd::run(cmd),
+        Command::Mcp(args) => mcp_cmd::run(args),
     }
 }
 
