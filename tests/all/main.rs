@@ -23,6 +23,7 @@ mod guest_units;
 mod layering;
 mod limit_ceilings;
 mod limits;
+mod mcp;
 mod mock_model;
 mod plugin_refusals;
 mod plugin_trust;
