@@ -22,7 +22,8 @@
 //! 11. [`provider`]: model APIs.
 //! 12. [`agent`]: the turn loop, its scheduler and sessions.
 //! 13. [`config`]: the user's settings file.
-//! 14. [`cli`]: the `warden` command.
+//! 14. [`mcp`]: the tools served over the Model Context Protocol.
+//! 15. [`cli`]: the `warden` command.
 
 pub mod agent;
 pub mod approval;
@@ -32,6 +33,7 @@ pub mod capability;
 pub mod cli;
 pub mod config;
 pub mod home;
+pub mod mcp;
 pub mod pipeline;
 pub mod plugin;
 pub mod policy;

@@ -36,6 +36,7 @@ fn help_texts() {
         "plugin_help",
         stdout(&run(&["plugin", "--help"], dir.path()))
     );
+    insta::assert_snapshot!("mcp_help", stdout(&run(&["mcp", "--help"], dir.path())));
 }
 
 #[test]

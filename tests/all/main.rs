@@ -28,6 +28,7 @@ mod host_memory;
 mod layering;
 mod limit_ceilings;
 mod limits;
+mod mcp;
 mod mock_model;
 mod oversized;
 mod plugin_refusals;

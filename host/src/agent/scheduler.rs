@@ -10,12 +10,11 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
-use tokio::sync::{OwnedRwLockReadGuard, OwnedRwLockWriteGuard, RwLock, Semaphore};
 use tokio::task::JoinHandle;
 
 use crate::approval::Approvals;
 use crate::audit::AuditLog;
-use crate::base::{CancelToken, Limits, ProgressEvent};
+use crate::base::{CallGate, CancelToken, Limits, ProgressEvent};
 use crate::capability::WriteMode;
 use crate::pipeline::{self, CallResult, Invocation, MAX_INPUT_BYTES, stored_input};
 use crate::plugin::Catalog;
@@ -116,13 +115,7 @@ pub struct Scheduler {
     pub audit: Option<(Arc<AuditLog>, String)>,
     /// Who answers calls the policy asks about, and the session's grants.
     pub approvals: Arc<Approvals>,
-    gate: Arc<RwLock<()>>,
-    slots: Arc<Semaphore>,
-}
-
-enum Hold {
-    Shared(#[allow(dead_code)] OwnedRwLockReadGuard<()>),
-    Exclusive(#[allow(dead_code)] OwnedRwLockWriteGuard<()>),
+    gate: CallGate,
 }
 
 impl Scheduler {
@@ -144,20 +137,14 @@ impl Scheduler {
             cancel,
             audit: None,
             approvals: Arc::new(Approvals::non_interactive()),
-            gate: Arc::new(RwLock::new(())),
-            slots: Arc::new(Semaphore::new(parallel.max(1))),
+            gate: CallGate::new(parallel),
         }
     }
 
     /// Take the gate for `call` (waiting for earlier calls as the
     /// invariant requires), then run it in the background.
     pub async fn start(&self, call: PreparedCall) -> JoinHandle<FinishedCall> {
-        let hold = if call.read_only {
-            Hold::Shared(self.gate.clone().read_owned().await)
-        } else {
-            Hold::Exclusive(self.gate.clone().write_owned().await)
-        };
-        let slots = self.slots.clone();
+        let hold = self.gate.hold(call.read_only).await;
         let catalog = self.catalog.clone();
         let policy = self.policy.clone();
         let workspace = self.workspace.clone();
@@ -167,10 +154,7 @@ impl Scheduler {
         let audit = self.audit.clone();
         let approvals = self.approvals.clone();
         tokio::spawn(async move {
-            let _permit = match &hold {
-                Hold::Shared(_) => slots.acquire_owned().await.ok(),
-                Hold::Exclusive(_) => None,
-            };
+            let pass = hold.admit().await;
             let started = Instant::now();
             if cancel.is_cancelled() {
                 return cancelled(call);
@@ -210,7 +194,7 @@ impl Scheduler {
                 })
             };
             let result = run.await;
-            drop(hold);
+            drop(pass);
             let duration_ms = started.elapsed().as_millis() as u64;
             match result {
                 Ok(r) => FinishedCall {

@@ -27,6 +27,7 @@ impl CallAudit {
         CallAudit {
             call_id: result.call_id.clone(),
             session_id: session_id.map(str::to_string),
+            caller: None,
             tool: result.tool.clone(),
             plugin: result.plugin.clone(),
             args_sha256: sha256_hex(input.as_bytes()),
@@ -119,12 +120,14 @@ pub(super) struct PendingCall {
     pub(super) output_bytes: u64,
     pub(super) input: String,
     pub(super) session_id: Option<String>,
+    pub(super) caller: Option<String>,
 }
 
 impl PendingCall {
     pub(super) fn into_event(self) -> AuditEvent {
         let mut record = CallAudit::of(&self.result, &self.input, self.session_id.as_deref());
         record.output_bytes = self.output_bytes;
+        record.caller = self.caller;
         AuditEvent::ToolCall(Box::new(record))
     }
 }

@@ -175,12 +175,25 @@ impl AuditLog {
         input: &str,
         session_id: Option<&str>,
     ) -> Result<(), AuditError> {
+        self.record_call_from(result, input, session_id, None)
+    }
+
+    /// [`record_call`](Self::record_call) for a call `caller` asked for
+    /// (e.g. `mcp:claude-code/1.2.0`).
+    pub fn record_call_from(
+        &self,
+        result: &CallResult,
+        input: &str,
+        session_id: Option<&str>,
+        caller: Option<&str>,
+    ) -> Result<(), AuditError> {
         let (result, output_bytes) = audit_copy(result);
         self.queue(Queued::Call(Box::new(PendingCall {
             result,
             output_bytes,
             input: input.to_string(),
             session_id: session_id.map(str::to_string),
+            caller: caller.map(str::to_string),
         })))
     }
 }

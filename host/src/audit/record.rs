@@ -75,6 +75,10 @@ pub struct CallAudit {
     /// The agent session, when the call came from `warden run`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub session_id: Option<String>,
+    /// Who asked for the call when it was not `warden run` or `warden tool
+    /// call`: an MCP client, as `mcp:NAME/VERSION` from its `initialize`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub caller: Option<String>,
     pub tool: String,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub plugin: Option<String>,

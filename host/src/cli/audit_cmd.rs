@@ -244,7 +244,7 @@ fn show(
                     })
                     .unwrap_or_default();
                 format!(
-                    "call {} {}{by} → {} ({} ms, {} bytes){}",
+                    "call {} {}{by} → {} ({} ms, {} bytes){}{}",
                     c.tool,
                     c.call_id,
                     c.outcome,
@@ -253,6 +253,10 @@ fn show(
                     c.session_id
                         .as_deref()
                         .map(|s| format!(" session {s}"))
+                        .unwrap_or_default(),
+                    c.caller
+                        .as_deref()
+                        .map(|s| format!(" from {}", terminal_line(s)))
                         .unwrap_or_default()
                 )
             }

@@ -7,6 +7,7 @@ mod audit_cmd;
 mod confirm;
 mod ctrl_c;
 mod limit_args;
+mod mcp_cmd;
 mod plugin_cmd;
 mod plugin_list;
 mod plugin_view;
@@ -20,6 +21,8 @@ mod sessions_cmd;
 mod tool_cmd;
 
 pub use crate::provider::ProviderName;
+pub use limit_args::LimitArgs;
+pub use mcp_cmd::McpArgs;
 pub use plugin_cmd::{InstallArgs, PluginCommand};
 
 use std::path::PathBuf;
@@ -54,6 +57,8 @@ pub enum Command {
     /// List, check and explain policies.
     #[command(subcommand)]
     Policy(PolicyCommand),
+    /// Serve the tools to MCP clients (Claude Code, Codex, Cursor, VS Code), over stdio or HTTP.
+    Mcp(McpArgs),
 }
 
 #[derive(Debug, Subcommand)]
@@ -238,22 +243,8 @@ pub struct CallArgs {
     /// One JSON object with the outcome, grant, logs and timings.
     #[arg(long)]
     pub json: bool,
-    /// Wall-clock deadline in milliseconds [default: 30000].
-    #[arg(long, value_name = "MS", value_parser = clap::value_parser!(u64).range(1..))]
-    pub timeout_ms: Option<u64>,
-    /// Memory cap in MiB [default: 256].
-    #[arg(long, value_name = "MIB", value_parser = clap::value_parser!(u64).range(1..=4096))]
-    pub memory_mib: Option<u64>,
-    /// Result text cap in bytes [default: 1048576].
-    #[arg(long, value_name = "BYTES")]
-    pub max_output_bytes: Option<usize>,
-    /// Set any per-call limit, e.g. `--limit log-lines=50` (repeatable). Keys:
-    /// deadline-ms, memory-mib, output-bytes, stdio-bytes, log-lines, log-bytes,
-    /// progress-events, hostcall-fuel, resource-handles, random-bytes,
-    /// http-request-bytes, http-response-bytes, http-requests, workers, write-bytes. A
-    /// limit the policy sets is a ceiling: asking for more is a usage error.
-    #[arg(long = "limit", value_name = "KEY=VALUE")]
-    pub limits: Vec<String>,
+    #[command(flatten)]
+    pub limit: LimitArgs,
 }
 
 /// Process exit codes.
@@ -296,6 +287,7 @@ pub fn run(cli: Cli) -> Exit {
         Command::Run(args) => run_cmd::run(args),
         Command::Sessions(cmd) => sessions_cmd::run(cmd),
         Command::Audit(cmd) => audit_cmd::run(cmd),
+        Command::Mcp(args) => mcp_cmd::run(args),
     }
 }
 

@@ -150,7 +150,7 @@ pub fn call(args: CallArgs) -> Exit {
         Ok(c) => c,
         Err(code) => return code,
     };
-    let (limits, limit_requests) = match super::limit_args::requested_limits(&args) {
+    let (limits, limit_requests) = match super::limit_args::requested_limits(&args.limit) {
         Ok(l) => l,
         Err(e) => return fail(args.json, Exit::Usage, &e),
     };

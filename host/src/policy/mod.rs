@@ -19,6 +19,7 @@ mod host_reach;
 mod inline_test;
 mod limits;
 mod matchers;
+mod outright;
 mod process;
 mod protected;
 mod rule;
