@@ -226,3 +226,25 @@ echo "records: $(wc -l < "$H/audit/audit.jsonl")"
     // The record itself had its room reserved; only the anchor lags.
     assert!(stdout.contains("records: 1"), "{stdout}");
 }
+
+#[test]
+fn warden_mcp_does_not_serve_when_it_cannot_audit() {
+    let home = fresh_home();
+    let ws = tempfile::tempdir().unwrap();
+    let audit = home.path().join("audit");
+    std::fs::write(&audit, "not a directory").unwrap();
+    let out = warden(home.path())
+        .args(["mcp", "-w"])
+        .arg(ws.path())
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(5), "{stderr}");
+    assert!(stderr.contains("is not a directory"), "{stderr}");
+    assert!(
+        stderr.contains("warden mcp runs no tool it cannot audit"),
+        "{stderr}"
+    );
+    assert!(out.stdout.is_empty(), "it answered: {}", text(&out.stdout));
+}
