@@ -9,7 +9,6 @@
 
 mod session;
 mod terminal;
-mod tty;
 
 use std::sync::{Arc, Mutex, PoisonError};
 

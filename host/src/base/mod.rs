@@ -1,7 +1,7 @@
 //! Value types and infrastructure every other module shares: cancellation,
 //! limits, the call gate, what a guest reports, hashing, text cutting,
 //! durable and atomic files, the secrets to redact, text made inert for a
-//! terminal.
+//! terminal, the terminal prompt.
 //!
 //! The bottom layer: nothing here imports another Warden module.
 
@@ -12,6 +12,7 @@ mod gate;
 mod guest_report;
 mod hash;
 mod limits;
+pub mod prompt;
 pub mod secrets;
 mod terminal_text;
 mod text;
