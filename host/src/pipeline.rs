@@ -13,12 +13,12 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use crate::approval::{Approval, ApprovalRequest, Approvals};
-use crate::base::{CancelToken, Limits, ProgressSink};
+use crate::base::{CancelToken, Limits, ProgressSink, QUOTE_BYTES, excerpt, prefix};
 use crate::capability::{Grant, GrantCut, WriteMode};
 use crate::plugin::Catalog;
 use crate::policy::{CallFacts, DecidedBy, Decision, LimitOverrides, Policy, Verdict};
 use crate::policy::{grant_from_declared, grant_from_policy};
-use crate::protocol::{ErrorKind, QUOTE_BYTES, ToolError, ToolOutcome, excerpt, prefix};
+use crate::protocol::{ErrorKind, ToolError, ToolOutcome};
 use crate::runtime::{CallReport, CallRequest};
 
 /// The most bytes of input (a call's arguments, as JSON text) one call may

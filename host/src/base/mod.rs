@@ -24,4 +24,4 @@ pub use guest_report::{LogLevel, LogLine, ProgressEvent, ProgressSink};
 pub use hash::sha256_hex;
 pub use limits::{LIMIT_KEYS, Limits, MAX_MEMORY_BYTES, MAX_WORKERS};
 pub use terminal_text::{TerminalStream, terminal_line, terminal_text};
-pub use text::{cut_to, floor_char_boundary, keep_at_most};
+pub use text::{QUOTE_BYTES, cut_to, excerpt, keep_at_most, prefix};

@@ -55,8 +55,7 @@ impl McpSession {
     fn meet(&self, request: &InitializeRequestParams, ctx: &RequestContext<RoleServer>) -> Client {
         let field = |s: &str| {
             let s = crate::base::terminal_line(s);
-            let cut = crate::base::floor_char_boundary(&s, MAX_CLIENT_FIELD);
-            s[..cut].to_string()
+            crate::base::cut_to(&s, MAX_CLIENT_FIELD)
         };
         let info = &request.client_info;
         let name = format!("mcp:{}/{}", field(&info.name), field(&info.version));
