@@ -117,5 +117,8 @@ fn headings_become_github_anchors() {
     assert_eq!(slug("Hard links"), "hard-links");
     assert_eq!(slug("`warden audit caps`"), "warden-audit-caps");
     assert_eq!(slug("Configuration and keys"), "configuration-and-keys");
-    assert_eq!(slug("Commands (the `shell` tool)"), "commands-the-shell-tool");
+    assert_eq!(
+        slug("Commands (the `shell` tool)"),
+        "commands-the-shell-tool"
+    );
 }
