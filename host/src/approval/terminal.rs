@@ -147,7 +147,10 @@ fn pattern(io: &mut TtyIo, req: &ApprovalRequest) -> io::Result<Option<ApprovalP
         let pattern = match ApprovalPattern::parse(text) {
             Ok(p) => p,
             Err(e) => {
-                io.say(&format!("Not a pattern: {}\n", terminal_line(&e)))?;
+                io.say(&format!(
+                    "Not a pattern: {}\n",
+                    terminal_line(&e.to_string())
+                ))?;
                 continue;
             }
         };

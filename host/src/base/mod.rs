@@ -22,6 +22,6 @@ pub use cancel::{CANCEL_GRACE, CancelToken, Interrupt, Interrupted};
 pub use gate::{CallGate, GateHold, GatePass};
 pub use guest_report::{LogLevel, LogLine, ProgressEvent, ProgressSink};
 pub use hash::sha256_hex;
-pub use limits::{LIMIT_KEYS, Limits, MAX_MEMORY_BYTES, MAX_WORKERS};
+pub use limits::{LIMIT_KEYS, LimitError, Limits, MAX_MEMORY_BYTES, MAX_WORKERS};
 pub use terminal_text::{TerminalStream, terminal_line, terminal_text};
 pub use text::{QUOTE_BYTES, cut_to, excerpt, keep_at_most, prefix};

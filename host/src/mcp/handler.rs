@@ -167,7 +167,7 @@ impl ServerHandler for McpSession {
             &ctx,
         )
         .await
-        .map_err(|e| ErrorData::internal_error(e, None))?;
+        .map_err(|e| ErrorData::internal_error(e.to_string(), None))?;
         match (&result.outcome, result.stage) {
             (ToolOutcome::Error(e), Stage::Rejected) if e.kind == ErrorKind::UnknownTool => {
                 Err(ErrorData::invalid_params(e.message.clone(), None))

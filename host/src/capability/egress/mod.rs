@@ -33,13 +33,14 @@ pub use call::{EgressCall, EgressLimits, error_code};
 pub use check::{Allowed, CompiledGrant, Destination, check_request, vet_addresses};
 pub use connect::{EgressEnv, TrustError};
 pub use credential::{
-    CredentialHandle, CredentialSource, LoadedCredential, MIN_SECRET_BYTES, Redactor, Secret,
+    CredentialConfigError, CredentialHandle, CredentialSource, CredentialValueError,
+    LoadedCredential, MIN_SECRET_BYTES, Redactor, Secret,
 };
 pub use grant::NetworkGrant;
 pub use hooks::EgressHooks;
 pub use pattern::{HostPattern, NetPattern, PatternError, PortPattern, Scheme};
 pub use record::{DenialReason, MAX_NETWORK_RECORDS, NetworkDenial, NetworkRecords, NetworkUse};
 pub use resolve::{Resolver, SystemResolver};
-pub use rule::{NetRule, PrivateAccess};
+pub use rule::{NetRule, NetRuleError, PrivateAccess};
 pub use send::send;
 pub use stream_error::with_http_code;
