@@ -13,12 +13,12 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use crate::approval::{Approval, ApprovalRequest, Approvals};
-use crate::base::{CancelToken, Limits, ProgressSink};
+use crate::base::{CancelToken, Limits, ProgressSink, QUOTE_BYTES, excerpt, prefix};
 use crate::capability::{Grant, GrantCut, WriteMode};
 use crate::plugin::Catalog;
 use crate::policy::{CallFacts, DecidedBy, Decision, LimitOverrides, Policy, Verdict};
 use crate::policy::{grant_from_declared, grant_from_policy};
-use crate::protocol::{ErrorKind, QUOTE_BYTES, ToolError, ToolOutcome, excerpt, prefix};
+use crate::protocol::{ErrorKind, ToolError, ToolOutcome};
 use crate::runtime::{CallReport, CallRequest};
 
 /// The most bytes of input (a call's arguments, as JSON text) one call may
@@ -179,7 +179,7 @@ fn run_unhidden(
     }
     let workspace = match canonical_workspace(inv.workspace) {
         Ok(p) => p,
-        Err(msg) => return reject(result, ErrorKind::InvalidInput, msg),
+        Err(e) => return reject(result, ErrorKind::InvalidInput, e.to_string()),
     };
     *canonical = Some(workspace.clone());
 
@@ -375,11 +375,22 @@ fn unknown_tool_message(catalog: &Catalog, name: &str) -> String {
     }
 }
 
-fn canonical_workspace(path: &Path) -> Result<PathBuf, String> {
-    let canonical = std::fs::canonicalize(path)
-        .map_err(|e| format!("the workspace cannot be opened: {}", e.kind()))?;
+/// Why a call's workspace cannot be used.
+#[derive(Debug, thiserror::Error)]
+pub enum WorkspaceError {
+    /// It cannot be resolved: missing, or not reachable.
+    #[error("the workspace cannot be opened: {0}")]
+    Unopenable(std::io::ErrorKind),
+    /// It is something other than a directory.
+    #[error("the workspace is not a directory")]
+    NotADirectory,
+}
+
+fn canonical_workspace(path: &Path) -> Result<PathBuf, WorkspaceError> {
+    let canonical =
+        std::fs::canonicalize(path).map_err(|e| WorkspaceError::Unopenable(e.kind()))?;
     if !canonical.is_dir() {
-        return Err("the workspace is not a directory".to_string());
+        return Err(WorkspaceError::NotADirectory);
     }
     Ok(canonical)
 }

@@ -17,6 +17,7 @@ mod audit;
 mod audit_fail_closed;
 mod cli;
 mod containment;
+mod doc_links;
 mod egress;
 mod exercised;
 mod fan_out;

@@ -7,9 +7,10 @@ use std::path::Path;
 
 use serde_json::{Value, json};
 use warden::agent::Record;
+use warden::base::QUOTE_BYTES;
 use warden::capability::WriteMode;
 use warden::pipeline::{MAX_ERROR_BYTES, MAX_INPUT_BYTES};
-use warden::protocol::{ErrorKind, QUOTE_BYTES};
+use warden::protocol::ErrorKind;
 use warden::provider::{Message, WireFormat};
 
 use crate::agent::{assert_paired, load_session};

@@ -291,6 +291,35 @@ fn an_upgrade_that_grows_is_confirmed_on_the_terminal() {
 }
 
 #[test]
+fn typeahead_does_not_answer_the_install_prompt() {
+    use rexpect::process::WaitStatus;
+    let home = fresh_home();
+    let (code, _, err) = cli(home.path(), &["plugin", "install", ECHO]);
+    assert_eq!(code, Some(0), "{err}");
+    let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_warden"));
+    cmd.env("WARDEN_HOME", home.path())
+        .env_remove("RUST_LOG")
+        .args(["plugin", "install", ECHO_NEXT]);
+    let mut p = rexpect::session::spawn_command(cmd, Some(30_000)).unwrap();
+    // Typed while the component loads, before the question shows.
+    p.send_line("y").unwrap();
+    p.exp_string("echo 0.2.0 may do more than before. Install it? [y/N] ")
+        .unwrap();
+    // The typeahead is gone: the prompt waits for a key, and one key
+    // answers it, no Enter needed.
+    p.send("n").unwrap();
+    p.flush().unwrap();
+    let rest = p.exp_eof().unwrap();
+    let code = match p.process().wait().unwrap() {
+        WaitStatus::Exited(_, code) => code,
+        other => panic!("warden did not exit normally: {other:?}"),
+    };
+    assert_eq!(code, 3, "{rest}");
+    assert!(rest.contains("you declined the new capabilities"), "{rest}");
+    assert_eq!(events(home.path()).len(), 1, "nothing was installed");
+}
+
+#[test]
 fn a_plugin_missing_from_the_lockfile_is_refused() {
     let home = fresh_home();
     let (code, _, err) = cli(home.path(), &["plugin", "install", ECHO]);

@@ -238,13 +238,13 @@ fn write(dir: &Path, name: &str, bytes: &[u8]) -> PathBuf {
 }
 
 #[test]
-fn the_readme_plugin_example_is_the_built_echo_plugin() {
+fn the_plugin_guide_example_is_the_built_echo_plugin() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
-    let readme = std::fs::read_to_string(root.join("README.md")).unwrap();
+    let guide = std::fs::read_to_string(root.join("docs/plugins.md")).unwrap();
     let source = std::fs::read_to_string(root.join("plugins/examples/echo/src/lib.rs")).unwrap();
     assert!(
-        readme.contains(&format!("```rust\n{source}```")),
-        "README's plugin example differs from plugins/examples/echo"
+        guide.contains(&format!("```rust\n{source}```")),
+        "docs/plugins.md's plugin example differs from plugins/examples/echo"
     );
     assert!(
         source.lines().count() < 40,

@@ -9,7 +9,6 @@
 
 mod session;
 mod terminal;
-mod tty;
 
 use std::sync::{Arc, Mutex, PoisonError};
 
@@ -20,7 +19,8 @@ use crate::capability::Grant;
 use crate::policy::{DecidedBy, Decision};
 
 pub use session::{
-    ApprovalPattern, ApprovalSession, CallFingerprint, SessionGrant, canonical_json,
+    ApprovalPattern, ApprovalPatternError, ApprovalSession, CallFingerprint, SessionGrant,
+    canonical_json,
 };
 pub use terminal::TerminalApprover;
 

@@ -100,17 +100,36 @@ pub struct ApprovalPattern {
     args: BTreeMap<String, (String, GlobMatcher)>,
 }
 
+/// What is wrong with a typed approval pattern.
+#[derive(Debug, thiserror::Error)]
+pub enum ApprovalPatternError {
+    /// Nothing was typed.
+    #[error("a pattern starts with a tool name or glob, e.g. `write_file path=src/**`")]
+    Empty,
+    /// The first word is an `ARG=GLOB` pair, not a tool.
+    #[error("`{0}`: a pattern starts with a tool name or glob, then ARG=GLOB pairs")]
+    NoTool(String),
+    /// A later word is not an `ARG=GLOB` pair.
+    #[error("`{0}`: expected ARG=GLOB, e.g. path=src/**")]
+    NotAPair(String),
+    /// The same argument twice.
+    #[error("argument `{0}` is given twice")]
+    Repeated(String),
+    /// A glob that does not compile.
+    #[error("bad glob `{glob}`: {source}")]
+    BadGlob {
+        glob: String,
+        source: globset::Error,
+    },
+}
+
 impl ApprovalPattern {
     /// Parse `TOOL [ARG=GLOB ...]`; the error says what is wrong.
-    pub fn parse(text: &str) -> Result<ApprovalPattern, String> {
+    pub fn parse(text: &str) -> Result<ApprovalPattern, ApprovalPatternError> {
         let mut words = text.split_whitespace();
-        let tool = words
-            .next()
-            .ok_or("a pattern starts with a tool name or glob, e.g. `write_file path=src/**`")?;
+        let tool = words.next().ok_or(ApprovalPatternError::Empty)?;
         if tool.contains('=') {
-            return Err(format!(
-                "`{tool}`: a pattern starts with a tool name or glob, then ARG=GLOB pairs"
-            ));
+            return Err(ApprovalPatternError::NoTool(tool.to_string()));
         }
         let tool = (tool.to_string(), compile(tool, false)?);
         let mut args = BTreeMap::new();
@@ -118,13 +137,13 @@ impl ApprovalPattern {
             let (name, glob) = word
                 .split_once('=')
                 .filter(|(n, g)| !n.is_empty() && !g.is_empty())
-                .ok_or_else(|| format!("`{word}`: expected ARG=GLOB, e.g. path=src/**"))?;
+                .ok_or_else(|| ApprovalPatternError::NotAPair(word.to_string()))?;
             let matcher = compile(trim_dot_slash(glob), true)?;
             if args
                 .insert(name.to_string(), (glob.to_string(), matcher))
                 .is_some()
             {
-                return Err(format!("argument `{name}` is given twice"));
+                return Err(ApprovalPatternError::Repeated(name.to_string()));
             }
         }
         Ok(ApprovalPattern { tool, args })
@@ -207,12 +226,15 @@ impl Serialize for ApprovalPattern {
     }
 }
 
-fn compile(glob: &str, literal_separator: bool) -> Result<GlobMatcher, String> {
+fn compile(glob: &str, literal_separator: bool) -> Result<GlobMatcher, ApprovalPatternError> {
     GlobBuilder::new(glob)
         .literal_separator(literal_separator)
         .build()
         .map(|g| g.compile_matcher())
-        .map_err(|e| format!("bad glob `{glob}`: {e}"))
+        .map_err(|source| ApprovalPatternError::BadGlob {
+            glob: glob.to_string(),
+            source,
+        })
 }
 
 /// `glob` without leading `./`, which a normalised path never has.
@@ -334,7 +356,7 @@ mod tests {
             ("write_file path=[", "bad glob"),
             ("write_file path=a path=b", "given twice"),
         ] {
-            let err = ApprovalPattern::parse(text).unwrap_err();
+            let err = ApprovalPattern::parse(text).unwrap_err().to_string();
             assert!(err.contains(wanted), "{text:?}: {err}");
         }
     }

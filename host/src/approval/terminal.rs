@@ -6,12 +6,11 @@
 //! through [`terminal_line`] (or, for the pretty-printed arguments,
 //! [`terminal_text`]): no terminal escapes and no extra lines reach the screen.
 
-use std::fs::{File, OpenOptions};
-use std::io::{self, BufRead, BufReader, Write};
+use std::io::{self, BufRead, Write};
 use std::sync::{Mutex, PoisonError};
 
-use super::tty::{Key, TtyIo};
 use super::{ApprovalPattern, ApprovalRequest, ApprovalResponse, Approver, SessionGrantKind};
+use crate::base::prompt::{Key, TtyIo};
 use crate::base::{terminal_line, terminal_text};
 
 /// Argument lines shown before the rest is elided.
@@ -32,11 +31,8 @@ pub struct TerminalApprover {
 impl TerminalApprover {
     /// Open the controlling terminal. Fails when the process has none.
     pub fn open() -> io::Result<TerminalApprover> {
-        let tty: File = OpenOptions::new().read(true).write(true).open("/dev/tty")?;
-        let output = tty.try_clone()?;
-        let modes = tty.try_clone()?;
         Ok(TerminalApprover {
-            io: Mutex::new(TtyIo::terminal(modes, BufReader::new(tty), output)),
+            io: Mutex::new(TtyIo::open()?),
         })
     }
 
@@ -151,7 +147,10 @@ fn pattern(io: &mut TtyIo, req: &ApprovalRequest) -> io::Result<Option<ApprovalP
         let pattern = match ApprovalPattern::parse(text) {
             Ok(p) => p,
             Err(e) => {
-                io.say(&format!("Not a pattern: {}\n", terminal_line(&e)))?;
+                io.say(&format!(
+                    "Not a pattern: {}\n",
+                    terminal_line(&e.to_string())
+                ))?;
                 continue;
             }
         };

@@ -115,21 +115,36 @@ pub const LIMIT_KEYS: &[&str] = &[
     "write-bytes",
 ];
 
+/// Why a limit cannot be set.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum LimitError {
+    /// Zero: every limit allows at least one of what it counts.
+    #[error("limit {0} must be at least 1")]
+    Zero(String),
+    /// More than the limit's type holds.
+    #[error("limit {0} is too large")]
+    TooLarge(String),
+    /// More memory than the engine's ceiling.
+    #[error("memory-mib must be at most {}", MAX_MEMORY_BYTES >> 20)]
+    MemoryAboveCeiling,
+    /// No limit of that name.
+    #[error("unknown limit {name:?}; limits are: {}", LIMIT_KEYS.join(", "))]
+    Unknown { name: String },
+}
+
 impl Limits {
     /// Set one limit by name (see [`LIMIT_KEYS`]); every value must be at
     /// least 1, and memory at most the engine's ceiling.
-    pub fn set(&mut self, key: &str, value: u64) -> Result<(), String> {
+    pub fn set(&mut self, key: &str, value: u64) -> Result<(), LimitError> {
         if value == 0 {
-            return Err(format!("limit {key} must be at least 1"));
+            return Err(LimitError::Zero(key.to_string()));
         }
-        let size = usize::try_from(value).map_err(|_| format!("limit {key} is too large"))?;
+        let size = usize::try_from(value).map_err(|_| LimitError::TooLarge(key.to_string()))?;
         match key {
             "deadline-ms" => self.deadline = Duration::from_millis(value),
             "memory-mib" => {
                 let bytes = size.checked_mul(1 << 20).filter(|b| *b <= MAX_MEMORY_BYTES);
-                self.memory_bytes = bytes.ok_or_else(|| {
-                    format!("memory-mib must be at most {}", MAX_MEMORY_BYTES >> 20)
-                })?;
+                self.memory_bytes = bytes.ok_or(LimitError::MemoryAboveCeiling)?;
             }
             "output-bytes" => self.output_bytes = size,
             "stdio-bytes" => self.stdio_bytes = size,
@@ -145,13 +160,12 @@ impl Limits {
             "write-bytes" => self.write_bytes = value,
             "workers" => {
                 self.workers =
-                    u32::try_from(value).map_err(|_| format!("limit {key} is too large"))?;
+                    u32::try_from(value).map_err(|_| LimitError::TooLarge(key.to_string()))?;
             }
             other => {
-                return Err(format!(
-                    "unknown limit {other:?}; limits are: {}",
-                    LIMIT_KEYS.join(", ")
-                ));
+                return Err(LimitError::Unknown {
+                    name: other.to_string(),
+                });
             }
         }
         Ok(())
@@ -170,16 +184,10 @@ mod tests {
             assert_ne!(l, Limits::default(), "{key} changed nothing");
         }
         let mut l = Limits::default();
-        assert!(
-            l.set("memory-mib", 1 << 20)
-                .unwrap_err()
-                .contains("at most 4096")
-        );
-        assert!(
-            l.set("cpu", 1)
-                .unwrap_err()
-                .contains("unknown limit \"cpu\"")
-        );
-        assert!(l.set("log-lines", 0).unwrap_err().contains("at least 1"));
+        let err =
+            |l: &mut Limits, key: &str, value: u64| l.set(key, value).unwrap_err().to_string();
+        assert!(err(&mut l, "memory-mib", 1 << 20).contains("at most 4096"));
+        assert!(err(&mut l, "cpu", 1).contains("unknown limit \"cpu\""));
+        assert!(err(&mut l, "log-lines", 0).contains("at least 1"));
     }
 }

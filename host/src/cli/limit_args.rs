@@ -50,7 +50,7 @@ pub(super) fn requested_limits(args: &LimitArgs) -> Result<(Limits, LimitOverrid
         settings.push((k.to_string(), value));
     }
     for (key, value) in settings {
-        limits.set(&key, value)?;
+        limits.set(&key, value).map_err(|e| e.to_string())?;
         match key.as_str() {
             "deadline-ms" => requests.deadline = Some(limits.deadline),
             "memory-mib" => requests.memory_bytes = Some(limits.memory_bytes),

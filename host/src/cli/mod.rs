@@ -4,7 +4,6 @@
 
 mod audit_caps;
 mod audit_cmd;
-mod confirm;
 mod ctrl_c;
 mod limit_args;
 mod mcp_cmd;

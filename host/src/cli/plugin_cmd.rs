@@ -137,13 +137,15 @@ fn install(
         if !json {
             print_changes(&changes);
         }
-        match super::confirm::ask(&format!("{label} may do more than before. Install it?")) {
-            super::confirm::Answer::Yes => Some("user"),
-            super::confirm::Answer::No => {
+        match crate::base::prompt::ask_yes_no(&format!(
+            "{label} may do more than before. Install it?"
+        )) {
+            crate::base::prompt::Answer::Yes => Some("user"),
+            crate::base::prompt::Answer::No => {
                 let message = format!("{label} not installed: you declined the new capabilities");
                 return refuse(json, &message, &bom, &changes);
             }
-            super::confirm::Answer::NoTerminal => {
+            crate::base::prompt::Answer::NoTerminal => {
                 let message = format!(
                     "{label} may do more than the installed version and there is no terminal to \
                      confirm it; check the changes, then run again with --yes to accept them"

@@ -1,18 +1,5 @@
-//! The user's settings: `<data dir>/config.toml` (`$WARDEN_HOME/config.toml`).
-//!
-//! ```toml
-//! provider = "anthropic"              # the default --provider
-//!
-//! [providers.anthropic]
-//! model = "claude-sonnet-4-5"
-//! base_url = "https://api.anthropic.com"
-//! api_key_file = "~/.config/warden/anthropic.key"   # or api_key_env = "VAR", or api_key = "…"
-//! idle_timeout_secs = 90              # longest silence of a stream before a retry
-//!
-//! [context]
-//! compact_above = 100000              # tokens; older turns are summarized above this
-//! keep_recent = 20000                 # tokens kept verbatim when compacting
-//! ```
+//! The user's settings: `<data dir>/config.toml` (`$WARDEN_HOME/config.toml`);
+//! every setting is in `docs/agent.md`, "Configuration and keys".
 //!
 //! Invariants: a key read from the file, a key file or a variable lives
 //! only in an [`ApiKey`] (which never prints); a file that holds a key and

@@ -32,6 +32,11 @@ pub(super) struct Caller {
     pub(super) approvals: Arc<Approvals>,
 }
 
+/// The worker running a call's pipeline failed (it panicked).
+#[derive(Debug, thiserror::Error)]
+#[error("the call's worker failed: {0}")]
+pub(super) struct WorkerFailed(tokio::task::JoinError);
+
 /// Run `tool` with `input` (JSON text) in `workspace` for `caller`; an
 /// error only when the worker running the pipeline failed.
 pub(super) async fn run(
@@ -41,7 +46,7 @@ pub(super) async fn run(
     input: String,
     workspace: PathBuf,
     ctx: &RequestContext<RoleServer>,
-) -> Result<CallResult, String> {
+) -> Result<CallResult, WorkerFailed> {
     let catalog = server.catalog();
     let read_only = catalog
         .find_tool(tool)
@@ -125,7 +130,7 @@ pub(super) async fn run(
     if let Some(forwarder) = forwarder {
         let _ = forwarder.await;
     }
-    result.map_err(|e| format!("the call's worker failed: {e}"))
+    result.map_err(WorkerFailed)
 }
 
 /// A progress sink sending each report to `peer` as `notifications/progress`

@@ -55,8 +55,7 @@ impl McpSession {
     fn meet(&self, request: &InitializeRequestParams, ctx: &RequestContext<RoleServer>) -> Client {
         let field = |s: &str| {
             let s = crate::base::terminal_line(s);
-            let cut = crate::base::floor_char_boundary(&s, MAX_CLIENT_FIELD);
-            s[..cut].to_string()
+            crate::base::cut_to(&s, MAX_CLIENT_FIELD)
         };
         let info = &request.client_info;
         let name = format!("mcp:{}/{}", field(&info.name), field(&info.version));
@@ -168,7 +167,7 @@ impl ServerHandler for McpSession {
             &ctx,
         )
         .await
-        .map_err(|e| ErrorData::internal_error(e, None))?;
+        .map_err(|e| ErrorData::internal_error(e.to_string(), None))?;
         match (&result.outcome, result.stage) {
             (ToolOutcome::Error(e), Stage::Rejected) if e.kind == ErrorKind::UnknownTool => {
                 Err(ErrorData::invalid_params(e.message.clone(), None))

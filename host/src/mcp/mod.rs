@@ -23,7 +23,7 @@ mod tools;
 mod watch;
 
 pub use http::{HttpOptions, serve_http};
-pub use server::{McpOptions, McpServer};
+pub use server::{FinishError, McpOptions, McpServer};
 pub use stdio::serve_stdio;
 
 /// Why the server could not start or stopped.

@@ -16,7 +16,7 @@ use rmcp::service::Peer;
 use tokio::sync::Notify;
 
 use super::McpError;
-use crate::audit::AuditLog;
+use crate::audit::{AuditError, AuditLog};
 use crate::base::{CallGate, CancelToken, Limits};
 use crate::home::Home;
 use crate::plugin::Catalog;
@@ -120,7 +120,7 @@ impl McpServer {
 
     /// Stop: cancel the calls still running, wait up to `wait` for them to
     /// end, and for their audit records to reach the disk.
-    pub async fn finish(&self, wait: Duration) -> Result<(), String> {
+    pub async fn finish(&self, wait: Duration) -> Result<(), FinishError> {
         self.stopping.cancel();
         let drained = tokio::time::timeout(wait, async {
             loop {
@@ -136,16 +136,26 @@ impl McpServer {
             }
         })
         .await;
-        let flushed = self.audit.flush().map_err(|e| e.to_string());
+        let flushed = self.audit.flush().map_err(FinishError::Audit);
         match drained {
             Ok(()) => flushed,
-            Err(_) => Err(format!(
-                "{} calls were still running after {} ms",
-                self.in_flight.load(Ordering::SeqCst),
-                wait.as_millis()
-            )),
+            Err(_) => Err(FinishError::StillRunning {
+                running: self.in_flight.load(Ordering::SeqCst),
+                waited: wait,
+            }),
         }
     }
+}
+
+/// Why the server did not stop cleanly.
+#[derive(Debug, thiserror::Error)]
+pub enum FinishError {
+    /// The audit log could not be flushed.
+    #[error("{0}")]
+    Audit(AuditError),
+    /// Calls were still running when the wait ended.
+    #[error("{running} calls were still running after {} ms", waited.as_millis())]
+    StillRunning { running: usize, waited: Duration },
 }
 
 /// A call in flight: [`McpServer::finish`] waits until it drops.

@@ -154,7 +154,7 @@ impl Catalog {
                         path: path.clone(),
                         refused: OnceLock::new(),
                     },
-                    Err(why) => Approval::Decided(Some(why)),
+                    Err(why) => Approval::Decided(Some(why.to_string())),
                 },
                 Err(e) => Approval::Decided(Some(e.to_string())),
             };

@@ -9,26 +9,37 @@ use super::lockfile::Lockfile;
 use super::registry::InstalledPlugin;
 use crate::base::sha256_hex;
 
+/// Why the lockfile does not approve an installed plugin.
+#[derive(Debug, thiserror::Error)]
+pub(super) enum NotApproved {
+    /// The lockfile has no entry for it.
+    #[error(
+        "plugin {name} is not approved: the lockfile has no entry for it; check it with \
+         `warden plugin inspect {name}`, then approve it with `warden plugin approve {name}` \
+         (or install it again)"
+    )]
+    NotLocked { name: String },
+    /// Its installation record names other bytes than the lockfile.
+    #[error(
+        "plugin {name}: its installation record does not match the lockfile; approve it \
+         again with `warden plugin approve {name}` (or install it again)"
+    )]
+    RecordMismatch { name: String },
+}
+
 /// The sha256 the lockfile approves for `installed`, or why it may not run:
 /// the lockfile has no entry for it, or its installation record names other
 /// bytes than the lockfile does. Reads nothing from disk.
 pub(super) fn approved_sha256(
     lock: &Lockfile,
     installed: &InstalledPlugin,
-) -> Result<String, String> {
+) -> Result<String, NotApproved> {
     let name = &installed.meta.manifest.name;
     let Some(locked) = lock.plugins.get(name) else {
-        return Err(format!(
-            "plugin {name} is not approved: the lockfile has no entry for it; check it with \
-             `warden plugin inspect {name}`, then approve it with `warden plugin approve {name}` \
-             (or install it again)"
-        ));
+        return Err(NotApproved::NotLocked { name: name.clone() });
     };
     if installed.sha256 != locked.sha256 {
-        return Err(format!(
-            "plugin {name}: its installation record does not match the lockfile; approve it \
-             again with `warden plugin approve {name}` (or install it again)"
-        ));
+        return Err(NotApproved::RecordMismatch { name: name.clone() });
     }
     Ok(locked.sha256.clone())
 }

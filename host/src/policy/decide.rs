@@ -11,6 +11,7 @@ use std::collections::HashMap;
 
 use globset::{Glob, GlobSet, GlobSetBuilder};
 
+use super::error::PatternError;
 use super::{CallFacts, DecidedBy, Decision, PROTECTED_RULE, Policy, Rule, Verdict, command};
 
 /// The reason given when a non-interactive policy refuses what would ask.
@@ -173,8 +174,8 @@ impl Candidates {
 
 impl RuleIndex {
     /// Index `rules`, whose tool globs have already been validated; a
-    /// pattern that fails to compile here is an error string.
-    pub(super) fn build(rules: &[Rule]) -> Result<RuleIndex, String> {
+    /// pattern that fails to compile here is an error.
+    pub(super) fn build(rules: &[Rule]) -> Result<RuleIndex, PatternError> {
         let mut exact: HashMap<String, Vec<usize>> = HashMap::new();
         let mut every = Vec::new();
         let mut patterns: HashMap<&str, usize> = HashMap::new();
@@ -188,7 +189,7 @@ impl RuleIndex {
                     let slot = match patterns.get(pattern.as_str()) {
                         Some(&slot) => slot,
                         None => {
-                            builder.add(Glob::new(pattern).map_err(|e| e.to_string())?);
+                            builder.add(Glob::new(pattern)?);
                             wildcard_rules.push(Vec::new());
                             patterns.insert(pattern, wildcard_rules.len() - 1);
                             wildcard_rules.len() - 1
@@ -203,7 +204,7 @@ impl RuleIndex {
                 }
             }
         }
-        let wildcard = builder.build().map_err(|e| e.to_string())?;
+        let wildcard = builder.build()?;
         Ok(RuleIndex {
             len: rules.len(),
             exact,

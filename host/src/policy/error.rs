@@ -45,6 +45,21 @@ pub enum PolicyError {
     },
 }
 
+/// Why the patterns of a policy's rules, each valid on its own, cannot be
+/// compiled together.
+#[derive(Debug, thiserror::Error)]
+pub(super) enum PatternError {
+    /// A glob that does not compile.
+    #[error("{0}")]
+    Glob(#[from] globset::Error),
+    /// A glob in a rule's `writes` that does not compile.
+    #[error("{}; fix the pattern", .0.kind())]
+    WriteGlob(globset::Error),
+    /// The combined regex set of one argument is too large.
+    #[error("{0}; split the policy's argument matchers or simplify them")]
+    TooLarge(#[from] regex::Error),
+}
+
 /// Turns byte spans of one policy text into located errors.
 pub(super) struct Locator<'a> {
     text: &'a str,

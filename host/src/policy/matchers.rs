@@ -12,6 +12,7 @@ use std::collections::HashMap;
 use globset::GlobBuilder;
 use serde_json::Value;
 
+use super::error::PatternError;
 use super::protected::{normalized, trim_dot_slash};
 use super::{ArgMatcher, Rule};
 
@@ -47,7 +48,7 @@ enum Check {
 impl ArgMatchers {
     /// Compile the matchers of `rules`, whose patterns are already
     /// validated one by one. Fails only if a combined set is too large.
-    pub(super) fn build(rules: &[Rule]) -> Result<ArgMatchers, String> {
+    pub(super) fn build(rules: &[Rule]) -> Result<ArgMatchers, PatternError> {
         let mut key_no: HashMap<&str, usize> = HashMap::new();
         let mut globs: Vec<(Vec<String>, Vec<usize>)> = Vec::new();
         let mut regexes: Vec<(Vec<String>, Vec<usize>)> = Vec::new();
@@ -73,8 +74,7 @@ impl ArgMatchers {
                         for p in patterns {
                             let glob = GlobBuilder::new(trim_dot_slash(p))
                                 .literal_separator(true)
-                                .build()
-                                .map_err(|e| e.to_string())?;
+                                .build()?;
                             globs[key].0.push(glob.regex().to_string());
                             globs[key].1.push(ids);
                         }
@@ -98,12 +98,12 @@ impl ArgMatchers {
                 let globs = if gp.is_empty() {
                     None
                 } else {
-                    Some((regex::bytes::RegexSet::new(&gp).map_err(too_big)?, go))
+                    Some((regex::bytes::RegexSet::new(&gp)?, go))
                 };
                 let regexes = if rp.is_empty() {
                     None
                 } else {
-                    Some((regex::RegexSet::new(&rp).map_err(too_big)?, ro))
+                    Some((regex::RegexSet::new(&rp)?, ro))
                 };
                 Ok(KeySets {
                     name: name.to_string(),
@@ -111,7 +111,7 @@ impl ArgMatchers {
                     regexes,
                 })
             })
-            .collect::<Result<_, String>>()?;
+            .collect::<Result<_, PatternError>>()?;
         Ok(ArgMatchers {
             keys,
             rules: checks,
@@ -128,10 +128,6 @@ impl ArgMatchers {
             bits: vec![0; self.ids.div_ceil(64)],
         }
     }
-}
-
-fn too_big(e: regex::Error) -> String {
-    format!("{e}; split the policy's argument matchers or simplify them")
 }
 
 /// Which matchers match one call's input, computed argument by argument

@@ -178,14 +178,6 @@ pub(super) enum Expand {
 /// `written` with a leading `~` replaced by `home`, checked to be an
 /// absolute, plain path other than `/`.
 pub(super) fn expand(written: &str, home: Option<&str>) -> Result<String, Expand> {
-    expand_checked(written, home).map_err(|e| match e {
-        None => Expand::NoHome,
-        Some(message) => Expand::Bad(message),
-    })
-}
-
-/// [`expand`], with `None` for a missing `$HOME`.
-fn expand_checked(written: &str, home: Option<&str>) -> Result<String, Option<String>> {
     let tail = if written == "~" {
         Some("")
     } else {
@@ -193,7 +185,7 @@ fn expand_checked(written: &str, home: Option<&str>) -> Result<String, Option<St
     };
     let path = match tail {
         Some(tail) => {
-            let home = home.filter(|h| h.starts_with('/')).ok_or(None)?;
+            let home = home.filter(|h| h.starts_with('/')).ok_or(Expand::NoHome)?;
             let home = home.trim_end_matches('/');
             if tail.is_empty() {
                 home.to_string()
@@ -202,24 +194,24 @@ fn expand_checked(written: &str, home: Option<&str>) -> Result<String, Option<St
             }
         }
         None if written.starts_with('~') => {
-            return Err(Some(format!(
+            return Err(Expand::Bad(format!(
                 "toolchain directory `{written}`: only `~` and `~/…` are expanded; write the path out"
             )));
         }
         None => written.to_string(),
     };
     if path == "/" || (path.is_empty() && tail.is_some()) {
-        return Err(Some(format!(
+        return Err(Expand::Bad(format!(
             "toolchain directory `{written}` would expose the whole filesystem; name the toolchain's own directory"
         )));
     }
     if !path.starts_with('/') {
-        return Err(Some(format!(
+        return Err(Expand::Bad(format!(
             "toolchain directory `{written}` must be an absolute path or start with `~/`"
         )));
     }
     if super::normalize_path(&path) != path {
-        return Err(Some(format!(
+        return Err(Expand::Bad(format!(
             "toolchain directory `{written}` must be written plainly: no `.` or `..`, no `//`, no trailing `/`"
         )));
     }

@@ -5,9 +5,7 @@
 //! everywhere it is handled.
 
 mod outcome;
-mod quote;
 mod spec;
 
 pub use outcome::{ErrorKind, ToolError, ToolOutcome, ToolOutput, hide_paths_in};
-pub use quote::{QUOTE_BYTES, excerpt, prefix};
 pub use spec::{Annotations, ToolName, ToolNameError, ToolSpec};

@@ -42,6 +42,18 @@ pub enum LoadError {
     Tools(String),
 }
 
+/// Why a tool's input cannot be checked: validation never fails open, so
+/// the call is refused.
+#[derive(Debug, thiserror::Error)]
+pub enum SchemaError {
+    /// The plugin lists no tool of that name.
+    #[error("plugin {plugin} has no tool {tool}")]
+    UnknownTool { plugin: String, tool: String },
+    /// The tool's input schema does not compile.
+    #[error("{0}")]
+    Invalid(String),
+}
+
 /// Everything known about a component without running a tool.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct PluginMeta {
@@ -134,7 +146,7 @@ impl LoadedPlugin {
     /// The compiled JSON Schema validator for tool `name`'s input. Fails
     /// (and the call must be refused) if the tool is unknown or its schema
     /// does not compile: validation never fails open.
-    pub fn validator(&self, name: &str) -> Result<Arc<jsonschema::Validator>, String> {
+    pub fn validator(&self, name: &str) -> Result<Arc<jsonschema::Validator>, SchemaError> {
         let mut validators = self
             .validators
             .lock()
@@ -142,9 +154,10 @@ impl LoadedPlugin {
         if let Some(v) = validators.get(name) {
             return Ok(v.clone());
         }
-        let spec = self
-            .tool(name)
-            .ok_or_else(|| format!("plugin {} has no tool {name}", self.name()))?;
+        let spec = self.tool(name).ok_or_else(|| SchemaError::UnknownTool {
+            plugin: self.name().to_string(),
+            tool: name.to_string(),
+        })?;
         let v = Arc::new(compile_schema(&spec.input_schema)?);
         validators.insert(name.to_string(), v.clone());
         Ok(v)
@@ -205,7 +218,7 @@ pub(crate) fn interface_facts(
 /// Compile an input schema. A schema naming its draft in `$schema` gets that
 /// draft; one that does not is read as draft 7, the dialect tool-calling
 /// APIs use (and far cheaper to set up per process than 2020-12).
-pub fn compile_schema(schema: &serde_json::Value) -> Result<jsonschema::Validator, String> {
+pub fn compile_schema(schema: &serde_json::Value) -> Result<jsonschema::Validator, SchemaError> {
     let built = if schema.get("$schema").is_some() {
         jsonschema::validator_for(schema)
     } else {
@@ -213,7 +226,7 @@ pub fn compile_schema(schema: &serde_json::Value) -> Result<jsonschema::Validato
             .with_draft(jsonschema::Draft::Draft7)
             .build(schema)
     };
-    built.map_err(|e| e.to_string())
+    built.map_err(|e| SchemaError::Invalid(e.to_string()))
 }
 
 /// Check a plugin's tool list: valid unique names and compilable schemas.

@@ -1,22 +1,15 @@
 //! `fan-out`: one call's work split across parallel workers.
 //!
-//! A guest that imports `fan-out` hands the host a list of tasks; each task
-//! runs in a worker, a fresh instance of the same plugin calling the same
-//! tool with the task as its input. Workers are part of the call, never a
-//! way around it:
-//! - the same grant, filesystem boundary and egress checks, built anew for
-//!   each worker from the call's grant;
-//! - the call's deadline and cancellation token, and its write quota;
-//! - one memory limit for the call, shared by its instance and all its
-//!   workers ([`super::memory::MemoryBudget`]), which also covers the
-//!   results the host holds until the caller has them all;
-//! - the other per-instance limits (host-call fuel, handles, output) as
-//!   the call has them;
-//! - the workers' logs, progress, stdout, stderr, file uses, refusals and
-//!   network use end up in the call's own report and audit record.
-//!
-//! A worker cannot fan out again, at most [`workers_at_once`] run at once, and
-//! results come back in task order whatever order workers finish in.
+//! Each task runs in a worker, a fresh instance of the same plugin calling
+//! the same tool with the task as its input. Workers are part of the call,
+//! never a way around it: the same grant, filesystem boundary and egress
+//! checks (built anew for each worker); the call's deadline, cancellation
+//! and write quota; one memory limit for the call, its workers and the
+//! results the host holds ([`super::memory::MemoryBudget`]); the other
+//! per-instance limits as the call has them; and their logs, progress,
+//! output, file and network use land in the call's report and audit
+//! record. A worker cannot fan out again, at most [`workers_at_once`] run
+//! at once, and results come back in task order.
 
 use std::panic::AssertUnwindSafe;
 use std::sync::atomic::{AtomicU32, AtomicUsize, Ordering};

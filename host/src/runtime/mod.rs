@@ -31,7 +31,9 @@ use wasmtime::Engine;
 
 pub use cache::{CompileCache, wasmtime_version};
 pub use call::CallRequest;
-pub use component::{LoadError, LoadedPlugin, PLUGIN_EXPORT, PluginMeta, SUPPORTED_WIT};
+pub use component::{
+    LoadError, LoadedPlugin, PLUGIN_EXPORT, PluginMeta, SUPPORTED_WIT, SchemaError,
+};
 pub use engine::{Instances, MAX_CONCURRENT_INSTANCES, TICK, WORKER_INSTANCES};
 pub use fan_out::{MAX_TASKS, parallelism};
 pub use guest::WitVersion;

@@ -73,41 +73,82 @@ const RESERVED_HEADERS: &[&str] = &[
     "expect",
 ];
 
-impl TryFrom<CredentialFile> for CredentialHandle {
-    type Error = String;
+/// Why a `[[credential]]` table cannot be used.
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum CredentialConfigError {
+    /// A name with characters other than `[a-z0-9_-]`, or none.
+    #[error("credential name `{name}` must match [a-z0-9_-]+")]
+    BadName { name: String },
+    /// An audience with a wildcard host or port.
+    #[error(
+        "credential `{name}`: the audience `{audience}` must be one host and port, without wildcards"
+    )]
+    AudienceNotOneHost { name: String, audience: String },
+    /// A header that is not valid, or one that frames or routes the request.
+    #[error("credential `{name}`: `{header}` cannot carry a credential")]
+    BadHeader { name: String, header: String },
+    /// A prefix that cannot start a header value.
+    #[error("credential `{name}`: the prefix is not a valid header value")]
+    BadPrefix { name: String },
+    /// A relative `file`.
+    #[error("credential `{name}`: file `{}` must be an absolute path", path.display())]
+    RelativeFile { name: String, path: PathBuf },
+    /// Neither `env` nor `file`, both, or an `env` no variable can have.
+    #[error(
+        "credential `{name}` needs exactly one source: `env = \"VAR\"` or `file = \"/abs/path\"`"
+    )]
+    NoSingleSource { name: String },
+}
 
-    fn try_from(f: CredentialFile) -> Result<Self, String> {
+/// Why a credential's value could not be read. Never contains the value.
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum CredentialValueError {
+    /// The variable named by `env` is unset or not UTF-8.
+    #[error("environment variable {var} is not set or not UTF-8")]
+    EnvUnset { var: String },
+    /// The file named by `file` cannot be read.
+    #[error("cannot read {}: {kind}", path.display())]
+    Unreadable {
+        path: PathBuf,
+        kind: std::io::ErrorKind,
+    },
+    /// Too short to be a secret (and to be redacted safely).
+    #[error("the value is shorter than {MIN_SECRET_BYTES} bytes")]
+    TooShort,
+    /// The prefix and value do not make a header value.
+    #[error("the value is not a valid header value")]
+    NotAHeaderValue,
+}
+
+impl TryFrom<CredentialFile> for CredentialHandle {
+    type Error = CredentialConfigError;
+
+    fn try_from(f: CredentialFile) -> Result<Self, CredentialConfigError> {
         let name_ok = !f.name.is_empty()
             && f.name
                 .bytes()
                 .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_' || b == b'-');
         if !name_ok {
-            return Err(format!(
-                "credential name `{}` must match [a-z0-9_-]+",
-                f.name
-            ));
+            return Err(CredentialConfigError::BadName { name: f.name });
         }
         let exact_host = matches!(f.audience.host, HostPattern::Exact(_) | HostPattern::Ip(_));
         if !exact_host || f.audience.port == PortPattern::Any {
-            return Err(format!(
-                "credential `{}`: the audience `{}` must be one host and port, without wildcards",
-                f.name, f.audience
-            ));
+            return Err(CredentialConfigError::AudienceNotOneHost {
+                name: f.name,
+                audience: f.audience.to_string(),
+            });
         }
         let header = f.header.to_ascii_lowercase();
         if http::HeaderName::from_bytes(header.as_bytes()).is_err()
             || RESERVED_HEADERS.contains(&header.as_str())
         {
-            return Err(format!(
-                "credential `{}`: `{}` cannot carry a credential",
-                f.name, f.header
-            ));
+            return Err(CredentialConfigError::BadHeader {
+                name: f.name,
+                header: f.header,
+            });
         }
         if http::HeaderValue::from_str(&f.prefix).is_err() {
-            return Err(format!(
-                "credential `{}`: the prefix is not a valid header value",
-                f.name
-            ));
+            return Err(CredentialConfigError::BadPrefix { name: f.name });
         }
         let source = match (f.env, f.file) {
             (Some(var), None) if !var.is_empty() && !var.contains(['=', '\0']) => {
@@ -115,17 +156,10 @@ impl TryFrom<CredentialFile> for CredentialHandle {
             }
             (None, Some(path)) if path.is_absolute() => CredentialSource::File(path),
             (None, Some(path)) => {
-                return Err(format!(
-                    "credential `{}`: file `{}` must be an absolute path",
-                    f.name,
-                    path.display()
-                ));
+                return Err(CredentialConfigError::RelativeFile { name: f.name, path });
             }
             _ => {
-                return Err(format!(
-                    "credential `{}` needs exactly one source: `env = \"VAR\"` or `file = \"/abs/path\"`",
-                    f.name
-                ));
+                return Err(CredentialConfigError::NoSingleSource { name: f.name });
             }
         };
         Ok(CredentialHandle {
@@ -180,7 +214,7 @@ impl Secret {
 #[derive(Debug, Clone)]
 pub struct LoadedCredential {
     pub handle: CredentialHandle,
-    pub value: Result<Secret, String>,
+    pub value: Result<Secret, CredentialValueError>,
 }
 
 impl CredentialHandle {
@@ -192,21 +226,23 @@ impl CredentialHandle {
         }
     }
 
-    fn read(&self) -> Result<Secret, String> {
+    fn read(&self) -> Result<Secret, CredentialValueError> {
         let raw = match &self.source {
             CredentialSource::Env(var) => std::env::var(var)
-                .map_err(|_| format!("environment variable {var} is not set or not UTF-8"))?,
-            CredentialSource::File(path) => std::fs::read_to_string(path)
-                .map_err(|e| format!("cannot read {}: {}", path.display(), e.kind()))?,
+                .map_err(|_| CredentialValueError::EnvUnset { var: var.clone() })?,
+            CredentialSource::File(path) => {
+                std::fs::read_to_string(path).map_err(|e| CredentialValueError::Unreadable {
+                    path: path.clone(),
+                    kind: e.kind(),
+                })?
+            }
         };
         let value = raw.trim();
         if value.len() < MIN_SECRET_BYTES {
-            return Err(format!(
-                "the value is shorter than {MIN_SECRET_BYTES} bytes"
-            ));
+            return Err(CredentialValueError::TooShort);
         }
         if http::HeaderValue::from_str(&format!("{}{value}", self.prefix)).is_err() {
-            return Err("the value is not a valid header value".into());
+            return Err(CredentialValueError::NotAHeaderValue);
         }
         crate::base::secrets::register(value);
         Ok(Secret(value.to_string()))
@@ -342,12 +378,13 @@ mod tests {
         assert_eq!(loaded.value.as_ref().unwrap().expose(), "s3cr3t-value-123");
         assert!(!format!("{loaded:?}").contains("s3cr3t"));
         std::fs::write(&path, "short").unwrap();
-        assert!(h.load().value.unwrap_err().contains("shorter"));
+        assert!(h.load().value.unwrap_err().to_string().contains("shorter"));
         std::fs::write(&path, "has\r\nnewline-inside").unwrap();
         assert!(
             h.load()
                 .value
                 .unwrap_err()
+                .to_string()
                 .contains("not a valid header value")
         );
     }

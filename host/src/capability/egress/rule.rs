@@ -140,6 +140,35 @@ impl std::fmt::Display for NetRule {
     }
 }
 
+/// Why a network rule cannot be used.
+#[derive(Debug, thiserror::Error)]
+pub enum NetRuleError {
+    /// `methods = []`.
+    #[error("`methods` is empty; leave it out to allow any")]
+    NoMethods,
+    /// A method that is not letters.
+    #[error("`{0}` is not an HTTP method")]
+    BadMethod(String),
+    /// `paths = []`.
+    #[error("`paths` is empty; leave it out to allow any")]
+    NoPaths,
+    /// A path glob not starting with `/`.
+    #[error("path glob `{0}` must start with `/`")]
+    RelativePath(String),
+    /// A path glob that does not compile.
+    #[error("bad path glob `{pattern}`: {source}")]
+    BadPathGlob {
+        pattern: String,
+        source: globset::Error,
+    },
+    /// The path globs do not compile together.
+    #[error("{0}")]
+    PathSet(globset::Error),
+    /// An `allow_private` entry that is neither an address nor a network.
+    #[error("`{0}` in `allow_private` is not an address or CIDR network")]
+    BadPrivateNetwork(String),
+}
+
 impl NetRule {
     /// A rule allowing `target`, any method and path, public addresses.
     pub fn to(target: NetPattern) -> NetRule {
@@ -151,11 +180,11 @@ impl NetRule {
         }
     }
 
-    fn from_table(t: RuleTable) -> Result<NetRule, String> {
+    fn from_table(t: RuleTable) -> Result<NetRule, NetRuleError> {
         let methods = match t.methods {
             None => None,
             Some(m) if m.is_empty() => {
-                return Err("`methods` is empty; leave it out to allow any".into());
+                return Err(NetRuleError::NoMethods);
             }
             Some(m) => Some(
                 m.into_iter()
@@ -163,7 +192,7 @@ impl NetRule {
                         if !m.is_empty() && m.bytes().all(|b| b.is_ascii_alphabetic()) {
                             Ok(m.to_ascii_uppercase())
                         } else {
-                            Err(format!("`{m}` is not an HTTP method"))
+                            Err(NetRuleError::BadMethod(m))
                         }
                     })
                     .collect::<Result<Vec<_>, _>>()?,
@@ -171,7 +200,7 @@ impl NetRule {
         };
         if let Some(paths) = &t.paths {
             if paths.is_empty() {
-                return Err("`paths` is empty; leave it out to allow any".into());
+                return Err(NetRuleError::NoPaths);
             }
             path_set(paths)?;
         }
@@ -184,11 +213,7 @@ impl NetRule {
                         n.parse::<IpNet>()
                             .or_else(|_| n.parse::<IpAddr>().map(IpNet::from))
                             .map(|n| n.trunc())
-                            .map_err(|_| {
-                                format!(
-                                    "`{n}` in `allow_private` is not an address or CIDR network"
-                                )
-                            })
+                            .map_err(|_| NetRuleError::BadPrivateNetwork(n.clone()))
                     })
                     .collect::<Result<Vec<_>, _>>()?,
             ),
@@ -229,24 +254,27 @@ impl NetRule {
 }
 
 /// The rule's path globs, compiled.
-pub fn path_set(paths: &[String]) -> Result<GlobSet, String> {
+pub fn path_set(paths: &[String]) -> Result<GlobSet, NetRuleError> {
     let mut b = GlobSetBuilder::new();
     for p in paths {
         if !p.starts_with('/') {
-            return Err(format!("path glob `{p}` must start with `/`"));
+            return Err(NetRuleError::RelativePath(p.clone()));
         }
         let glob = globset::GlobBuilder::new(p)
             .literal_separator(true)
             .build()
-            .map_err(|e| format!("bad path glob `{p}`: {e}"))?;
+            .map_err(|source| NetRuleError::BadPathGlob {
+                pattern: p.clone(),
+                source,
+            })?;
         b.add(glob);
     }
-    b.build().map_err(|e| e.to_string())
+    b.build().map_err(NetRuleError::PathSet)
 }
 
 /// Compile a single glob.
 #[cfg(test)]
-fn path_glob(p: &str) -> Result<GlobSet, String> {
+fn path_glob(p: &str) -> Result<GlobSet, NetRuleError> {
     path_set(&[p.to_string()])
 }
 

@@ -78,7 +78,7 @@ pub async fn send(
                 let name = c.handle.name.clone();
                 return Err(deny(DenialReason::CredentialUnavailable {
                     name,
-                    why: why.clone(),
+                    why: why.to_string(),
                 }));
             }
         },

@@ -3,67 +3,16 @@
 //! Invariant: whatever a plugin does, no operation through WASI changes a
 //! protected path — no open for writing, creating or truncating, no rename
 //! or hard link at either end, no delete, no size or time change — and when
-//! the grant's protected paths are not readable, none reads one (open for
-//! reading, list, read a link, read its metadata). This holds in every
-//! directory the grant preopens: the workspace and each extra directory,
-//! each with the globs taken relative to it. Refusals are `error-code::access`, recorded
-//! as [`BoundaryDenial`](crate::capability::BoundaryDenial)s; the guest
-//! never traps for them.
+//! the grant's protected paths are not readable, none reads one. A path is
+//! judged where it really leads (symlinks, hard links), in every directory
+//! the grant preopens. Refusals are `error-code::access`, recorded as
+//! [`BoundaryDenial`](crate::capability::BoundaryDenial)s, never traps.
+//! Every write is counted against the call's write quota first; only
+//! regular files and directories are opened. Every use that succeeds is
+//! noted as a [`FileUse`](crate::capability::FileUse) for the audit record.
 //!
-//! Every byte written, and every byte a file grows by without data, is
-//! counted against the call's write quota (module `write_quota`), which
-//! no write passes; one that does not fit fails with `error-code::quota`.
-//!
-//! Every operation that succeeds is noted as a
-//! [`FileUse`](crate::capability::FileUse) — read, write, create, delete,
-//! rename, metadata — under the path the guest named, for the call's audit
-//! record.
-//!
-//! A path is judged where it really leads, not by its spelling:
-//!
-//! - An open is first tried with `RESOLVE_NO_SYMLINKS` (module `beneath`):
-//!   then the lexical path checked beforehand is exactly what was opened.
-//! - With a symlink on the way, the entry is opened without creating or
-//!   truncating it, its real path is read back from the kernel and checked,
-//!   and only then truncated. A new file is created with `O_EXCL` in its
-//!   parent directory, opened and checked first; a dangling symlink is
-//!   followed by hand, each hop checked the same way.
-//! - Other operations pin the parent directory the same way and act on the
-//!   last component only, never following it (setting times through a
-//!   symlink follows it by hand, each hop checked).
-//!
-//! So the check and the effect concern the same object. Residual gaps: a
-//! descriptor's remembered path goes stale if someone else (another call,
-//! a host process) moves its directory while it is open — protected
-//! directories themselves cannot be moved. A file hard-linked to a
-//! protected one is refused as that file (module `hard_links`), judged by
-//! the inode of what was opened. Moving a directory
-//! moves the files in it: a glob naming files anywhere (`**/*.pem`) still
-//! protects them at their new place; a glob with a literal directory
-//! (`config/secrets/**`) forbids moving that directory or its parents, and
-//! moving anything onto them; a glob naming a directory after a wildcard
-//! (`**/config/*.key`) is not checked against directory moves, so moving a
-//! directory to `x/config` can bring files under it. When protected paths
-//! are not readable, their metadata is not either (`stat-at`, following
-//! symlinks by hand when asked); a directory listing still names them, and
-//! `metadata-hash-at` (an opaque identity wasi-libc asks of every listed
-//! entry) still answers. Where the kernel cannot say where a
-//! descriptor is (no `/proc`, or not Linux), the checks that need it fail
-//! closed.
-//!
-//! Only regular files and directories are opened (through symlinks
-//! leading to them). A FIFO, a socket or a device is refused with
-//! `error-code::unsupported` (`access` if it is protected against the use,
-//! wherever the path to it came from): opening a FIFO waits for its other
-//! end, in a system call that neither the deadline nor cancellation can cut
-//! short.
-//! Every open the guard makes is non-blocking and looks at what it opened,
-//! with or without checks to make; only where the kernel cannot make the
-//! open (a symlink leading out, a racing rename) is the entry looked at
-//! before wasmtime opens it. Setting times through a symlink takes the
-//! pinned route even without checks, since wasmtime would open the entry.
-//! Opens with nothing to check remember their path too, so the stale-path
-//! gap above applies to them.
+//! How each check is made, and the residual gaps:
+//! `docs/sandbox.md`, "The guarded filesystem".
 
 mod descriptor;
 mod links;

@@ -44,7 +44,7 @@ pub use report::{
     ProcessUse, StopReason,
 };
 pub use request::{LineSink, MAX_LINE, OutputLine, ProcessRequest, Stream, shell_argv};
-pub use support::{REQUIRED_LANDLOCK_ABI, Support, support};
+pub use support::{NamespaceError, REQUIRED_LANDLOCK_ABI, Support, support};
 
 use crate::capability::FsAccess;
 

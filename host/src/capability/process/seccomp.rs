@@ -77,12 +77,17 @@ const NAMESPACE_FLAGS: &[u64] = &[
     libc::CLONE_NEWCGROUP as u64,
 ];
 
+/// Why the seccomp filter could not be compiled, in seccompiler's words.
+#[derive(Debug, Clone, thiserror::Error)]
+#[error("{0}")]
+pub(super) struct FilterError(String);
+
 /// The compiled programs, in the order they are installed, or why they
 /// could not be built.
-pub(super) fn programs() -> Result<&'static [BpfProgram], String> {
-    static PROGRAMS: OnceLock<Result<Vec<BpfProgram>, String>> = OnceLock::new();
+pub(super) fn programs() -> Result<&'static [BpfProgram], FilterError> {
+    static PROGRAMS: OnceLock<Result<Vec<BpfProgram>, FilterError>> = OnceLock::new();
     PROGRAMS
-        .get_or_init(|| build().map_err(|e| e.to_string()))
+        .get_or_init(|| build().map_err(|e| FilterError(e.to_string())))
         .as_deref()
         .map_err(Clone::clone)
 }

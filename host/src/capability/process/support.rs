@@ -20,13 +20,27 @@ pub struct Support {
     pub landlock_abi: u8,
     /// Whether a process can be made in new user, mount, pid, network, ipc
     /// and uts namespaces, or why not.
-    pub namespaces: Result<(), String>,
+    pub namespaces: Result<(), NamespaceError>,
     /// Whether seccomp filters are available.
     pub seccomp: bool,
     /// Where a pids cgroup can be made for each call.
     pub pids_cgroup: Option<PathBuf>,
     /// Whether the host runs as root (which `RLIMIT_NPROC` does not bind).
     pub root: bool,
+}
+
+/// Why a process cannot be made in new namespaces.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum NamespaceError {
+    /// Simulated for tests.
+    #[error("simulated by WARDEN_SIMULATE_NO_USERNS")]
+    Simulated,
+    /// The kernel refused to make the probe process, in its words.
+    #[error("{0}")]
+    Refused(String),
+    /// The probe process did not exit cleanly.
+    #[error("the probe process failed")]
+    ProbeFailed,
 }
 
 /// The probed support, cached for the life of the process.
@@ -47,7 +61,7 @@ impl Support {
             false => sys::landlock_abi(),
         };
         let namespaces = match simulated_missing("USERNS") {
-            true => Err("simulated by WARDEN_SIMULATE_NO_USERNS".into()),
+            true => Err(NamespaceError::Simulated),
             false => probe_namespaces(),
         };
         Support {
@@ -101,12 +115,12 @@ impl Support {
 
 /// Starts a child in every namespace a confined process gets, which exits
 /// at once.
-fn probe_namespaces() -> Result<(), String> {
+fn probe_namespaces() -> Result<(), NamespaceError> {
     // SAFETY: the child calls only sys::exit, which is async-signal-safe.
     let (_, pidfd) = match unsafe { sys::clone_child() } {
         Ok(Some(child)) => child,
         Ok(None) => sys::exit(0),
-        Err(e) => return Err(e.to_string()),
+        Err(e) => return Err(NamespaceError::Refused(e.to_string())),
     };
     let status = rustix::process::waitid(
         rustix::process::WaitId::PidFd(std::os::fd::AsFd::as_fd(&pidfd)),
@@ -114,8 +128,8 @@ fn probe_namespaces() -> Result<(), String> {
     );
     match status {
         Ok(Some(s)) if s.exit_status() == Some(0) => Ok(()),
-        Ok(_) => Err("the probe process failed".into()),
-        Err(e) => Err(e.to_string()),
+        Ok(_) => Err(NamespaceError::ProbeFailed),
+        Err(e) => Err(NamespaceError::Refused(e.to_string())),
     }
 }
 
@@ -152,7 +166,7 @@ mod tests {
             ),
             (
                 Support {
-                    namespaces: Err("EPERM".into()),
+                    namespaces: Err(NamespaceError::Refused("EPERM".into())),
                     ..full()
                 },
                 "namespaces",

@@ -13,7 +13,7 @@ use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
 use serde::Serialize;
 use toml::Spanned;
 
-use super::super::error::Locator;
+use super::super::error::{Locator, PatternError};
 use super::super::protected::{normalized, trim_dot_slash};
 use super::super::{PolicyError, Rule, Verdict};
 use super::analyze::always_asks;
@@ -128,7 +128,7 @@ pub(in crate::policy) fn compile(
             let span = item.span();
             let value = item.into_inner();
             let problem = if field == "writes" {
-                write_glob(&value).err()
+                write_glob(&value).err().map(|e| e.to_string())
             } else {
                 (!is_name(&value)).then(|| {
                     "not a variable name (letters, digits and `_`, not starting with a digit)"
@@ -151,11 +151,11 @@ pub(in crate::policy) fn compile(
     Ok(Some(out))
 }
 
-fn write_glob(pattern: &str) -> Result<globset::Glob, String> {
+fn write_glob(pattern: &str) -> Result<globset::Glob, PatternError> {
     GlobBuilder::new(trim_dot_slash(pattern))
         .literal_separator(true)
         .build()
-        .map_err(|e| format!("{}; fix the pattern", e.kind()))
+        .map_err(PatternError::WriteGlob)
 }
 
 /// How well a rule's prefixes match a command's words. Ordered: a longer
@@ -188,7 +188,7 @@ pub(super) struct Compiled {
 
 impl CommandRules {
     /// Compile the `commands` of `rules`, already validated one by one.
-    pub(in crate::policy) fn build(rules: &[Rule]) -> Result<CommandRules, String> {
+    pub(in crate::policy) fn build(rules: &[Rule]) -> Result<CommandRules, PatternError> {
         let mut out = Vec::with_capacity(rules.len());
         for rule in rules {
             let Some(m) = &rule.commands else {
@@ -205,7 +205,7 @@ impl CommandRules {
                     .iter()
                     .map(|p| p.split_whitespace().map(str::to_string).collect())
                     .collect(),
-                writes: writes.build().map_err(|e| e.to_string())?,
+                writes: writes.build()?,
                 env: m.env.clone(),
             }));
         }

@@ -106,12 +106,32 @@ const NOT_IN_PREFIX: &[char] = &[
     '~', '#',
 ];
 
+/// What is wrong with a rule's prefix.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum PrefixError {
+    /// No words at all.
+    #[error("a prefix needs at least the program, e.g. `git status`")]
+    Empty,
+    /// A character of shell syntax, shown escaped if it is a control.
+    #[error(
+        "`{shown}` is shell syntax; a prefix is plain words separated by spaces, \
+         matched against each command after quotes are removed"
+    )]
+    ShellSyntax { shown: String },
+    /// A variable assignment where the program should be.
+    #[error(
+        "a prefix starts with the program; to let a rule's commands set variables, \
+         list their names in `env`"
+    )]
+    Assignment,
+}
+
 /// Split a rule's prefix (`git status`) into its words, or say what is
 /// wrong with it.
-pub(crate) fn prefix_words(prefix: &str) -> Result<Vec<String>, String> {
+pub(crate) fn prefix_words(prefix: &str) -> Result<Vec<String>, PrefixError> {
     let words: Vec<String> = prefix.split_whitespace().map(str::to_string).collect();
     let Some(program) = words.first() else {
-        return Err("a prefix needs at least the program, e.g. `git status`".into());
+        return Err(PrefixError::Empty);
     };
     if let Some(c) = prefix
         .chars()
@@ -122,17 +142,10 @@ pub(crate) fn prefix_words(prefix: &str) -> Result<Vec<String>, String> {
         } else {
             c.to_string()
         };
-        return Err(format!(
-            "`{shown}` is shell syntax; a prefix is plain words separated by spaces, \
-             matched against each command after quotes are removed"
-        ));
+        return Err(PrefixError::ShellSyntax { shown });
     }
     if program.contains('=') {
-        return Err(
-            "a prefix starts with the program; to let a rule's commands set variables, \
-             list their names in `env`"
-                .into(),
-        );
+        return Err(PrefixError::Assignment);
     }
     Ok(words)
 }

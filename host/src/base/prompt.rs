@@ -1,17 +1,19 @@
-//! Reading answers from the user: single keys on a real terminal, lines
-//! everywhere else.
+//! The one terminal prompt: every question Warden asks the user (an
+//! approval, a plugin's new capabilities) goes through it.
 //!
 //! On a terminal, a choice is one key press, no Enter needed: the terminal
 //! is put in non-canonical mode without echo for that one read, and
 //! restored before anything else happens (on every path, errors included).
+//! Typeahead, whatever was typed before the question showed, is discarded
+//! as the terminal's modes are set, so it never answers the question.
 //! Signals are off while it waits, so Ctrl-C arrives as a key: the terminal
 //! is restored first, then the process gets its SIGINT as usual. Whatever
 //! arrives with the key (a newline from habit, a script writing `y\n`, the
 //! rest of a word) is dropped with it, so it cannot answer the next prompt.
 //! Free text (a pattern, a message) is always read as a line.
 
-use std::fs::File;
-use std::io::{self, BufRead, Write};
+use std::fs::{File, OpenOptions};
+use std::io::{self, BufRead, BufReader, IsTerminal, Write};
 
 use rustix::termios::{
     LocalModes, OptionalActions, SpecialCodeIndex, Termios, tcgetattr, tcsetattr,
@@ -21,8 +23,9 @@ use rustix::termios::{
 const INTERRUPT: u8 = 0x03;
 const END_OF_INPUT: u8 = 0x04;
 
-/// The prompt's input and output.
-pub(super) struct TtyIo {
+/// A prompt's input and output: the terminal, or lines for tests and
+/// other front ends.
+pub struct TtyIo {
     input: Box<dyn BufRead + Send>,
     output: Box<dyn Write + Send>,
     /// The terminal the input reads, when it is one: choices are then single keys.
@@ -31,11 +34,11 @@ pub(super) struct TtyIo {
 
 /// A choice the user made.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) struct Key(pub char);
+pub struct Key(pub char);
 
 impl TtyIo {
     /// Answers read as lines from `input`.
-    pub(super) fn lines(
+    pub fn lines(
         input: impl BufRead + Send + 'static,
         output: impl Write + Send + 'static,
     ) -> TtyIo {
@@ -46,9 +49,18 @@ impl TtyIo {
         }
     }
 
+    /// Questions and answers on the controlling terminal (`/dev/tty`), not
+    /// stdin and stdout. Fails when the process has none.
+    pub fn open() -> io::Result<TtyIo> {
+        let tty: File = OpenOptions::new().read(true).write(true).open("/dev/tty")?;
+        let output = tty.try_clone()?;
+        let modes = tty.try_clone()?;
+        Ok(TtyIo::terminal(modes, BufReader::new(tty), output))
+    }
+
     /// Answers read from `input`, which reads the terminal `tty`: choices
     /// are single keys if the terminal's modes can be set, lines otherwise.
-    pub(super) fn terminal(
+    fn terminal(
         tty: File,
         input: impl BufRead + Send + 'static,
         output: impl Write + Send + 'static,
@@ -61,13 +73,14 @@ impl TtyIo {
         }
     }
 
-    pub(super) fn say(&mut self, text: &str) -> io::Result<()> {
+    /// Show `text` as it is.
+    pub fn say(&mut self, text: &str) -> io::Result<()> {
         self.output.write_all(text.as_bytes())?;
         self.output.flush()
     }
 
     /// Ask and read one line, trimmed. End of input is an error.
-    pub(super) fn question(&mut self, prompt: &str) -> io::Result<String> {
+    pub fn question(&mut self, prompt: &str) -> io::Result<String> {
         self.say(prompt)?;
         let mut line = String::new();
         if self.input.read_line(&mut line)? == 0 {
@@ -80,7 +93,7 @@ impl TtyIo {
     /// on a terminal, else a line holding the letter (or `yes` / `no`).
     /// `other`, when given, is what any other key means (for `[y/N]`);
     /// without it, the user is told `retry` and asked again.
-    pub(super) fn choice(
+    pub fn choice(
         &mut self,
         prompt: &str,
         valid: &str,
@@ -137,6 +150,36 @@ impl TtyIo {
     }
 }
 
+/// How a yes/no question was answered.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Answer {
+    /// `y`, or a line `y`/`yes`.
+    Yes,
+    /// Any key but `y` (a line but `y`/`yes`), or end of input.
+    No,
+    /// No terminal to ask on.
+    NoTerminal,
+}
+
+/// Ask `question` on the controlling terminal, with `[y/N]` after it; the
+/// default is no. Only when the command runs attached to a terminal, never
+/// on piped stdin. The question is shown as one line, inert for a terminal.
+pub fn ask_yes_no(question: &str) -> Answer {
+    let attached =
+        io::stdin().is_terminal() || io::stdout().is_terminal() || io::stderr().is_terminal();
+    if !attached {
+        return Answer::NoTerminal;
+    }
+    let Ok(mut io) = TtyIo::open() else {
+        return Answer::NoTerminal;
+    };
+    let prompt = format!("{} [y/N] ", super::terminal_line(question));
+    match io.choice(&prompt, "y", Some('n'), "") {
+        Ok(Key('y')) => Answer::Yes,
+        Ok(_) | Err(_) => Answer::No,
+    }
+}
+
 /// The next key press. Everything typed with it, in the same burst, is
 /// dropped (so `yes` answers `y` and leaves no `s` for the next prompt);
 /// blank keys alone in a burst are skipped when `skip_blank`.
@@ -190,7 +233,9 @@ impl<'a> RawMode<'a> {
             .remove(LocalModes::ICANON | LocalModes::ECHO | LocalModes::ISIG);
         raw.special_codes[SpecialCodeIndex::VMIN] = 1;
         raw.special_codes[SpecialCodeIndex::VTIME] = 0;
-        tcsetattr(tty, OptionalActions::Now, &raw)?;
+        // `Flush` discards typeahead: a key typed before the question showed
+        // does not answer it.
+        tcsetattr(tty, OptionalActions::Flush, &raw)?;
         Ok(RawMode { tty, saved })
     }
 }
