@@ -104,7 +104,7 @@ fn by_rule(index: usize, rule: &Rule) -> Decision {
     Decision {
         verdict: rule.decision,
         by: DecidedBy::Rule {
-            index,
+            index: Some(index),
             name: rule.name.clone(),
         },
         reason: rule.reason.clone(),
@@ -119,7 +119,7 @@ pub(super) fn protected_denial(path: &str, read_only: bool) -> Decision {
     Decision {
         verdict: Verdict::Deny,
         by: DecidedBy::Rule {
-            index: usize::MAX,
+            index: None,
             name: PROTECTED_RULE.to_string(),
         },
         reason: Some(format!(
