@@ -15,6 +15,7 @@ mod limits;
 pub mod secrets;
 mod terminal_text;
 mod text;
+mod verbosity;
 
 pub use atomic_file::{PRIVATE_FILE, Rename, create_private_dir, write_atomic};
 pub use cancel::{CANCEL_GRACE, CancelToken, Interrupt, Interrupted};
@@ -24,3 +25,4 @@ pub use hash::sha256_hex;
 pub use limits::{LIMIT_KEYS, Limits, MAX_MEMORY_BYTES, MAX_WORKERS};
 pub use terminal_text::{TerminalStream, terminal_line, terminal_text};
 pub use text::{cut_to, floor_char_boundary, keep_at_most};
+pub use verbosity::Verbosity;
