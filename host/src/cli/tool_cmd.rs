@@ -290,6 +290,15 @@ fn print_human(r: &CallResult, verbosity: Verbosity) {
         }
         ToolOutcome::Cancelled => errln!("warden: {tool} cancelled"),
     }
+    // Why no one was asked: a grant the user gave changes what happens.
+    if let Some(Approval::SessionGrant { grant }) = &r.approval
+        && verbosity.shows_warnings()
+    {
+        errln!(
+            "warden: note: allowed without asking by a grant you gave this session ({})",
+            describe_grant(grant)
+        );
+    }
     if let Some(report) = &r.report {
         for line in report.logs.iter().filter(|l| verbosity.shows_log(l.level)) {
             errln!("[{:?}] {}", line.level, terminal_line(&line.message));
@@ -300,14 +309,8 @@ fn print_human(r: &CallResult, verbosity: Verbosity) {
     }
 }
 
-/// What `-v` adds: session grants used, grant cuts, network use, what was dropped.
+/// What `-v` adds: grant cuts, network use, what was dropped.
 fn print_notes(r: &CallResult) {
-    if let Some(Approval::SessionGrant { grant }) = &r.approval {
-        errln!(
-            "warden: note: allowed without asking by a grant you gave this session ({})",
-            describe_grant(grant)
-        );
-    }
     for cut in &r.grant_cuts {
         errln!(
             "warden: note: declared {} → granted {}",
