@@ -296,3 +296,63 @@ fn sessions_list_has_a_header_and_the_newest_first() {
     assert_eq!(one.lines().count(), 2, "{one}");
     assert!(one.lines().nth(1).unwrap().starts_with(ids[0]), "{one}");
 }
+
+#[test]
+fn a_workspace_of_root_home_or_the_data_directory_needs_trust() {
+    catalog();
+    let home = fresh_home();
+    let user_home = tempfile::tempdir().unwrap();
+    let inside_data = home.path().join("plugins");
+    std::fs::create_dir_all(&inside_data).unwrap();
+    let read = |ws: &Path, extra: &[&str]| {
+        let mut cmd = warden(home.path());
+        cmd.env("HOME", user_home.path())
+            .args(["tool", "call", "list_dir", "-w"])
+            .arg(ws)
+            .args(extra);
+        let out = cmd.output().unwrap();
+        (out.status.code(), text(&out.stderr))
+    };
+    for (ws, what) in [
+        (Path::new("/"), "the root directory"),
+        (user_home.path(), "your home directory"),
+        (home.path(), "Warden's data directory"),
+        (inside_data.as_path(), "Warden's data directory"),
+    ] {
+        let (code, err) = read(ws, &[]);
+        assert_eq!(code, Some(2), "{ws:?}: {err}");
+        assert!(
+            err.contains(what) && err.contains("--trust-workspace"),
+            "{err}"
+        );
+    }
+    let (code, err) = read(user_home.path(), &["--trust-workspace"]);
+    assert_eq!(code, Some(0), "{err}");
+    let project = user_home.path().join("project");
+    std::fs::create_dir(&project).unwrap();
+    assert_eq!(read(&project, &[]).0, Some(0));
+
+    // The first writing call in a workspace says where it may write, once.
+    let write = |extra: &[&str]| {
+        let out = warden(home.path())
+            .env("HOME", user_home.path())
+            .args(["tool", "call", "write_file", "-w"])
+            .arg(&project)
+            .args(["--input", r#"{"path":"n.txt","content":"x"}"#])
+            .args(extra)
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+        text(&out.stderr)
+    };
+    let first = write(&[]);
+    let canonical = std::fs::canonicalize(&project).unwrap();
+    assert_eq!(
+        first,
+        format!(
+            "warden: first writing run in {}: tools may write inside it, and nowhere else\n",
+            canonical.display()
+        )
+    );
+    assert_eq!(write(&[]), "", "said once");
+}
