@@ -75,7 +75,7 @@ fn bench(c: &mut Criterion) {
     assert_eq!(
         d.by,
         DecidedBy::Rule {
-            index: 4,
+            index: Some(4),
             name: "r4".into()
         }
     );

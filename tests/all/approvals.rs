@@ -91,7 +91,14 @@ fn allow_once_on_a_terminal_runs_the_call() {
     let (rest, code) = finish(p);
     assert_eq!(code, 0, "{prompt}{rest}");
     assert_eq!(sb.read("a.txt"), "hi");
-    insta::assert_snapshot!("pty_prompt", prompt.replace("\r\n", "\n"));
+    // A first write in this workspace says where it may write, before asking.
+    let prompt = prompt.replace("\r\n", "\n");
+    assert!(
+        prompt.starts_with("warden: first writing run in "),
+        "{prompt}"
+    );
+    let asked = &prompt[prompt.find("Approval needed").unwrap()..];
+    insta::assert_snapshot!("pty_prompt", asked);
 }
 
 #[test]

@@ -195,13 +195,15 @@ fn a_record_that_cannot_be_written_after_the_call_fails_the_command() {
     catalog();
     let mount = tempfile::tempdir().unwrap();
     // The workspace shares the small disk: the call fills what the log's
-    // reservation left, so the anchor cannot be moved after it.
+    // reservation left, so the anchor cannot be moved after it. The
+    // workspace lies in the data directory, so it needs --trust-workspace;
+    // -q: no first-write notice, whose record would take a block.
     let input = tempfile::NamedTempFile::new().unwrap();
     std::fs::write(input.path(), write_input("c.txt", &"z".repeat(400_000))).unwrap();
     let script = format!(
         r#"{SMALL_DISK}
 mkdir "$H/ws"
-"$WARDEN" tool call write_file -w "$H/ws" --input "@$IN"
+"$WARDEN" -q tool call write_file -w "$H/ws" --trust-workspace --input "@$IN"
 echo "exit=$?"
 echo "records: $(wc -l < "$H/audit/audit.jsonl")"
 "#

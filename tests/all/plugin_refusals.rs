@@ -140,8 +140,10 @@ fn install_refuses_a_tool_another_plugin_provides() {
     );
     let (_, out, _) = cli(home.path(), &["plugin", "install", twin_arg, "--json"]);
     let doc: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(doc["type"], "error", "{doc}");
+    assert_eq!(doc["kind"], "failure", "{doc}");
     assert!(
-        doc["error"]
+        doc["message"]
             .as_str()
             .unwrap()
             .ends_with("tool echo is already provided by plugin echo; remove that plugin first"),
@@ -221,8 +223,11 @@ fn a_declared_network_capability_is_cut_and_the_cut_recorded() {
         "{doc}"
     );
     assert!(doc["grant"]["filesystem"].is_null(), "{doc}");
-    // A human sees the cut too.
+    // A human sees the cut with -v, and not without.
     let (code, _, err) = cli(home.path(), &args);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(!err.contains("note:"), "{err}");
+    let (code, _, err) = cli(home.path(), &[&args[..], &["-v"]].concat());
     assert_eq!(code, Some(0), "{err}");
     assert!(
         err.contains(

@@ -237,6 +237,15 @@ fn the_lockfile_refuses_changed_bytes_until_approved_and_leaves_builtins_alone()
     let (code, _, err) = call_echo(home.path());
     assert_eq!(code, Some(5), "{err}");
     assert!(err.contains("cannot read the plugin lockfile"), "{err}");
+    assert_eq!(err.matches("plugins.lock").count(), 1, "said once: {err}");
+    let (code, out, err) = cli(home.path(), &["tool", "list"]);
+    assert_eq!(code, Some(0), "{err}");
+    assert_eq!(err.matches("plugins.lock").count(), 1, "said once: {err}");
+    let echo = out.lines().find(|l| l.starts_with("echo ")).unwrap();
+    assert!(
+        echo.contains("REFUSED: the plugin lockfile cannot be read"),
+        "not blamed on the component: {echo}"
+    );
     let (code, _, err) = cli(
         home.path(),
         &[

@@ -147,14 +147,18 @@ fn install_refuses_what_does_not_fit() {
     );
     assert_eq!(code, Some(5));
     assert!(
-        err.contains("cannot install") && err.contains("the component could not be parsed"),
+        err.contains("cannot install") && err.contains("not a WebAssembly file"),
         "{err}"
     );
+    assert_eq!(err.lines().count(), 1, "one line: {err}");
 
     let core = write(dir.path(), "core.wasm", b"\0asm\x01\0\0\0");
     let (code, _, err) = cli(home.path(), &["plugin", "install", core.to_str().unwrap()]);
     assert_eq!(code, Some(5));
-    assert!(err.contains("no `warden:manifest` custom section"), "{err}");
+    assert!(
+        err.contains("a core WebAssembly module, not a component"),
+        "{err}"
+    );
 
     let (code, _, err) = cli(home.path(), &["plugin", "install", "/no/such/file.wasm"]);
     assert_eq!(code, Some(5));

@@ -105,6 +105,62 @@ fn check_reports_invalid_files_with_line_and_column() {
 }
 
 #[test]
+fn check_refuses_rules_that_can_never_fire_and_explain_warns() {
+    let dir = tempfile::tempdir().unwrap();
+    let head = "name = \"p\"\ndescription = \"d\"\nmode = \"auto\"\n";
+    let typo = dir.path().join("typo.toml");
+    std::fs::write(
+        &typo,
+        format!(
+            "{head}[[rule]]\nname = \"w\"\ntools = [\"write_fil\"]\ndecision = \"deny\"\n\
+             [[rule]]\nname = \"a\"\ntools = [\"edit_file\"]\ndecision = \"deny\"\n\
+             args.pth = {{ glob = \"x/**\" }}\n"
+        ),
+    )
+    .unwrap();
+    let (code, _, err) = cli(shared_home(), &["policy", "check", typo.to_str().unwrap()]);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(
+        err.contains(
+            "rule `w`: no installed plugin provides a tool `write_fil` (did you mean `write_file`?)"
+        ),
+        "{err}"
+    );
+    assert!(
+        err.contains("rule `a`: `args.pth` is not an argument of edit_file (did you mean `path`?)"),
+        "{err}"
+    );
+    let (code, out, _) = cli(
+        shared_home(),
+        &[
+            "policy",
+            "explain",
+            "--policy",
+            typo.to_str().unwrap(),
+            "write_file",
+        ],
+    );
+    assert_eq!(code, Some(0), "{out}");
+    assert!(
+        out.contains("warning:  rule `w`: no installed plugin"),
+        "{out}"
+    );
+
+    // A rule for a plugin not installed here says so, and passes.
+    let elsewhere = dir.path().join("elsewhere.toml");
+    std::fs::write(
+        &elsewhere,
+        format!("{head}[[rule]]\nname = \"d\"\ntools = [\"deploy\"]\nplugin = \"deployer\"\ndecision = \"ask\"\n"),
+    )
+    .unwrap();
+    let (code, out, err) = cli(
+        shared_home(),
+        &["policy", "check", elsewhere.to_str().unwrap()],
+    );
+    assert_eq!(code, Some(0), "{out}{err}");
+}
+
+#[test]
 fn check_fails_when_an_inline_test_fails() {
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("p.toml");

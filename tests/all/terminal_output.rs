@@ -31,6 +31,9 @@ const SHOWN: &[&str] = &[
     "\\u{202e}gnp.exe\\u{202c}",
 ];
 
+/// The style sequences Warden itself writes to a terminal.
+const WARDEN_STYLES: &[&str] = &["\x1b[2m", "\x1b[31m", "\x1b[32m", "\x1b[33m", "\x1b[0m"];
+
 /// Asks before every `spoof` call.
 const ASK_SPOOF: &str = r#"
 name = "ask-spoof"
@@ -149,6 +152,7 @@ fn tool_and_plugin_listings_show_descriptions_inert() {
     let mut problems = Vec::new();
     for (args, row) in [
         (&["tool", "list"][..], "spoof "),
+        (&["tool", "show", "spoof"], "spoof "),
         (&["plugin", "list"], "hostile "),
         (&["plugin", "inspect", "hostile"], "hostile "),
     ] {
@@ -156,8 +160,13 @@ fn tool_and_plugin_listings_show_descriptions_inert() {
         let what = args.join(" ");
         assert_eq!(code, 0, "{what}: {screen}");
         assert!(screen.contains(row), "{what}: {screen}");
+        // The table shows a description's first sentence only, so not
+        // every sequence; what it shows is inert all the same.
+        let whole = args != ["tool", "list"];
         for p in not_inert(&screen, &[]) {
-            problems.push(format!("{what}: {p}"));
+            if whole || !p.starts_with("no `") {
+                problems.push(format!("{what}: {p}"));
+            }
         }
     }
     assert!(problems.is_empty(), "{problems:#?}");
@@ -211,8 +220,9 @@ fn a_run_streams_the_model_and_the_tools_inert_and_asks_inertly() {
     let (after, code) = finish(p);
     let screen = format!("{before}{after}");
     assert_eq!(code, 0, "{screen}");
-    // Reasoning is dimmed with Warden's own style sequences.
-    assert_inert(&screen, &["\x1b[2m", "\x1b[0m"], "run");
+    // Reasoning is dimmed and result marks coloured with Warden's own
+    // style sequences.
+    assert_inert(&screen, WARDEN_STYLES, "run");
 
     let prompt = before.replace("\r\n", "\n");
     let prompt = &prompt[prompt.find("Approval needed: spoof").unwrap()..];
@@ -333,4 +343,61 @@ fn a_sessions_conversation_and_its_audit_records_show_inert() {
     let (screen, code) = on_pty(&["audit", "caps"]);
     assert_eq!(code, 0, "{screen}");
     assert_inert(&screen, &[], "audit caps");
+}
+
+/// A replayed read-only demo run on a pty, with `env` and `flags`: its screen.
+fn demo_on_pty(env: &[(&str, &str)], flags: &[&str]) -> String {
+    catalog();
+    let demo = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/demo");
+    let mut cmd = warden(shared_home());
+    cmd.arg("run")
+        .arg("--replay")
+        .arg(demo.join("replay.jsonl"))
+        .arg("-w")
+        .arg(demo.join("workspace"))
+        .args(["--policy", "read-only"])
+        .args(flags)
+        .arg("Where are HTTP retries configured?");
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let (screen, code) = finish(spawn(cmd));
+    assert_eq!(code, 0, "{screen}");
+    screen
+}
+
+#[test]
+fn colour_follows_the_flag_no_color_and_term_and_never_reaches_a_pipe() {
+    let green = "\x1b[32m✓\x1b[0m";
+    let screen = demo_on_pty(&[], &[]);
+    assert!(screen.contains(green), "a terminal gets colour: {screen}");
+    for (env, flags, what) in [
+        (&[("NO_COLOR", "1")][..], &[][..], "NO_COLOR"),
+        (&[("TERM", "dumb")], &[], "TERM=dumb"),
+        (&[], &["--color", "never"], "--color never"),
+    ] {
+        let screen = demo_on_pty(env, flags);
+        assert!(screen.contains("✓ "), "{what}: {screen}");
+        assert!(!screen.contains('\x1b'), "{what}: no styles in {screen}");
+    }
+    let screen = demo_on_pty(&[("NO_COLOR", "1")], &["--color", "always"]);
+    assert!(screen.contains(green), "--color always wins: {screen}");
+
+    let demo = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/demo");
+    let piped = |flags: &[&str]| {
+        let out = warden(shared_home())
+            .arg("run")
+            .arg("--replay")
+            .arg(demo.join("replay.jsonl"))
+            .arg("-w")
+            .arg(demo.join("workspace"))
+            .args(["--policy", "read-only"])
+            .args(flags)
+            .arg("Where?")
+            .output()
+            .unwrap();
+        String::from_utf8(out.stderr).unwrap()
+    };
+    assert!(!piped(&[]).contains('\x1b'), "a pipe gets no colour");
+    assert!(piped(&["--color", "always"]).contains(green));
 }

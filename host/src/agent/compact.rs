@@ -51,7 +51,7 @@ impl Agent {
         let (tx, _rx) = unbounded_channel();
         let response = tokio::select! {
             biased;
-            () = self.interrupt.wait() => return Ok(Err(StopReason::Cancelled)),
+            () = self.interrupt.wait() => return Ok(Err(self.interrupt.stop_reason())),
             () = deadline.reached() => return Ok(Err(self.out_of_time())),
             r = self.provider.complete(&request, &tx) => r,
         };

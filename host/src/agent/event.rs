@@ -5,7 +5,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::policy::Verdict;
+use crate::policy::{DecidedBy, Verdict};
 use crate::provider::Usage;
 
 /// One step of a run, as it happens.
@@ -49,8 +49,8 @@ pub enum AgentEvent {
     ToolDecision {
         call_id: String,
         verdict: Verdict,
-        /// The rule or mode that decided.
-        by: String,
+        /// The rule or mode that decided, as in every other decision.
+        by: DecidedBy,
         #[serde(skip_serializing_if = "Option::is_none")]
         reason: Option<String>,
         /// For a call the policy asked about: `user_once`, `user_session`,
@@ -127,6 +127,8 @@ pub enum StopReason {
     RepeatedErrors { count: u32 },
     /// The user interrupted the run.
     Cancelled,
+    /// No one reads the run's output any more (its stdout pipe closed).
+    OutputClosed,
     /// The model could not be reached or answered nonsense.
     ProviderFailed { message: String },
     /// The conversation does not fit the model's context window, even
@@ -147,6 +149,7 @@ impl StopReason {
             | StopReason::LoopDetected { .. }
             | StopReason::RepeatedErrors { .. }
             | StopReason::Cancelled
+            | StopReason::OutputClosed
             | StopReason::ProviderFailed { .. }
             | StopReason::ContextOverflow { .. }
             | StopReason::SessionFailed { .. } => false,
@@ -175,6 +178,7 @@ impl std::fmt::Display for StopReason {
                 )
             }
             StopReason::Cancelled => write!(f, "cancelled"),
+            StopReason::OutputClosed => write!(f, "stopped: the output was closed"),
             StopReason::ProviderFailed { message } => write!(f, "model failed: {message}"),
             StopReason::ContextOverflow { message } => write!(
                 f,

@@ -6,7 +6,6 @@
 //! order the calls were issued.
 
 use crate::approval::Approval;
-use crate::policy::DecidedBy;
 use crate::protocol::ToolOutcome;
 use crate::provider::{Message, Usage};
 
@@ -53,10 +52,7 @@ impl Agent {
                 (self.events)(AgentEvent::ToolDecision {
                     call_id: id.clone(),
                     verdict: d.verdict,
-                    by: match &d.by {
-                        DecidedBy::Rule { name, .. } => format!("rule {name}"),
-                        DecidedBy::Mode(mode) => format!("{mode} mode"),
-                    },
+                    by: d.by.clone(),
                     reason: d.reason.clone(),
                     approval,
                 });

@@ -3,6 +3,7 @@
 
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
 use tokio::sync::mpsc::{UnboundedReceiver, unbounded_channel};
@@ -34,6 +35,8 @@ use super::{AgentConfig, AgentEvent, EventSink, StopReason, offered_tools};
 pub struct Interrupt {
     token: CancelToken,
     count: Arc<watch::Sender<u32>>,
+    /// Set when no one reads the run's output any more.
+    output_closed: Arc<AtomicBool>,
 }
 
 impl Default for Interrupt {
@@ -41,6 +44,7 @@ impl Default for Interrupt {
         Interrupt {
             token: CancelToken::new(),
             count: Arc::new(watch::Sender::new(0)),
+            output_closed: Arc::new(AtomicBool::new(false)),
         }
     }
 }
@@ -55,6 +59,23 @@ impl Interrupt {
             n = *c;
         });
         n
+    }
+
+    /// Stop the run because its output has no reader (a closed pipe); it
+    /// ends as an interrupt does, with [`StopReason::OutputClosed`].
+    pub fn output_closed(&self) {
+        if !self.output_closed.swap(true, Ordering::Relaxed) {
+            self.interrupt();
+        }
+    }
+
+    /// The stop reason of an interrupted run.
+    pub(super) fn stop_reason(&self) -> StopReason {
+        if self.output_closed.load(Ordering::Relaxed) {
+            StopReason::OutputClosed
+        } else {
+            StopReason::Cancelled
+        }
     }
 
     pub fn is_set(&self) -> bool {
@@ -202,7 +223,7 @@ impl Agent {
 
         loop {
             if self.interrupt.is_set() {
-                return Ok(StopReason::Cancelled);
+                return Ok(self.interrupt.stop_reason());
             }
             if run.turn - first_turn >= cfg.max_turns {
                 return Ok(StopReason::MaxTurns {
@@ -327,7 +348,7 @@ impl Agent {
             self.results(session, messages, finished, run)?;
             self.end_turn(session, run, Some(turn_usage))?;
             if self.interrupt.is_set() {
-                return Ok(StopReason::Cancelled);
+                return Ok(self.interrupt.stop_reason());
             }
             if let Some(stop) = run.stop.take() {
                 return Ok(stop);
@@ -373,7 +394,7 @@ impl Agent {
                     let streamed = Streamed::Stopped {
                         text: turn.text,
                         calls: turn.calls,
-                        reason: StopReason::Cancelled,
+                        reason: self.interrupt.stop_reason(),
                     };
                     return (streamed, early, turn.announced);
                 }

@@ -205,7 +205,7 @@ mod tests {
             decision: Decision {
                 verdict: Verdict::Ask,
                 by: DecidedBy::Rule {
-                    index: 1,
+                    index: Some(1),
                     name: "ask-ci".into(),
                 },
                 reason: Some("CI runs with secrets".into()),

@@ -16,6 +16,7 @@ pub mod prompt;
 pub mod secrets;
 mod terminal_text;
 mod text;
+mod verbosity;
 
 pub use atomic_file::{PRIVATE_FILE, Rename, create_private_dir, write_atomic};
 pub use cancel::{CANCEL_GRACE, CancelToken, Interrupt, Interrupted};
@@ -25,3 +26,4 @@ pub use hash::sha256_hex;
 pub use limits::{LIMIT_KEYS, LimitError, Limits, MAX_MEMORY_BYTES, MAX_WORKERS};
 pub use terminal_text::{TerminalStream, terminal_line, terminal_text};
 pub use text::{QUOTE_BYTES, cut_to, excerpt, keep_at_most, prefix};
+pub use verbosity::Verbosity;

@@ -203,14 +203,14 @@ pub fn caps(records: &[AuditRecord], catalog: Option<&Catalog>, json: bool) -> E
     let tools = summarize(records, catalog);
     let policy = snippet(&tools);
     if json {
-        println!("{}", json!({ "tools": tools, "least_privilege": policy }));
+        outln!("{}", json!({ "tools": tools, "least_privilege": policy }));
         return Exit::Success;
     }
     if tools.is_empty() {
-        println!("no tool calls recorded yet");
+        outln!("no tool calls recorded yet");
         return Exit::Success;
     }
-    let show = |line: String| println!("{}", terminal_line(&line));
+    let show = |line: String| outln!("{}", terminal_line(&line));
     for (name, t) in &tools {
         let outcomes = list(t.outcomes.iter().map(|(o, n)| format!("{n} {o}")));
         show(format!(
@@ -257,14 +257,14 @@ pub fn caps(records: &[AuditRecord], catalog: Option<&Catalog>, json: bool) -> E
             show(format!("  commands:       {}", commands(&t.used_commands)));
         }
         if t.refused > 0 {
-            println!("  refused:        {} operations at the boundary", t.refused);
+            outln!("  refused:        {} operations at the boundary", t.refused);
         }
         for u in &t.unused {
             show(format!("  ! {u}"));
         }
     }
-    println!();
-    print!("{}", terminal_text(&policy));
+    outln!();
+    out!("{}", terminal_text(&policy));
     Exit::Success
 }
 

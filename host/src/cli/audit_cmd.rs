@@ -43,26 +43,13 @@ pub fn run(cmd: AuditCommand) -> Exit {
             tool,
             since,
             json,
-        } => {
-            let since = match since.as_deref().map(humantime::parse_rfc3339_weak) {
-                None => None,
-                Some(Ok(t)) => Some(t),
-                Some(Err(e)) => {
-                    return fail(
-                        json,
-                        Exit::Usage,
-                        &format!("--since: {e} (use e.g. 2026-11-22T10:00:00)"),
-                    );
-                }
-            };
-            show(
-                &records(bytes),
-                session.as_deref(),
-                tool.as_deref(),
-                since,
-                json,
-            )
-        }
+        } => show(
+            &records(bytes),
+            session.as_deref(),
+            tool.as_deref(),
+            since,
+            json,
+        ),
         AuditCommand::Caps { json } => {
             let catalog = Home::from_env()
                 .ok()
@@ -94,20 +81,20 @@ fn verify_cmd(log: Option<&[u8]>, path: &std::path::Path, json: bool) -> Exit {
     };
     let v = verify(log, anchor.as_ref());
     if json {
-        println!(
+        outln!(
             "{}",
             json!({ "log": path.display().to_string(), "verification": v })
         );
     } else {
         match &v.broken {
-            None if log.is_none() => println!("{}: no log", path.display()),
-            None => println!(
+            None if log.is_none() => outln!("{}: no log", path.display()),
+            None => outln!(
                 "{}: {} records, chain intact; head {}",
                 path.display(),
                 v.valid,
                 v.head
             ),
-            Some(b) => println!(
+            Some(b) => outln!(
                 "{}: chain broken at line {}{}: {}; the {} records before it check out",
                 path.display(),
                 b.line,
@@ -117,12 +104,12 @@ fn verify_cmd(log: Option<&[u8]>, path: &std::path::Path, json: bool) -> Exit {
             ),
         }
         if v.torn_tail {
-            println!(
+            outln!(
                 "the last line is incomplete (a crash while writing); the next record replaces it"
             );
         }
         if let Some(line) = anchor_line(&v.anchor, &anchor_path) {
-            println!("{line}");
+            outln!("{line}");
         }
     }
     if v.intact() {
@@ -181,7 +168,7 @@ fn show(
     for r in selected {
         if json {
             if let Ok(line) = serde_json::to_string(r) {
-                println!("{line}");
+                outln!("{line}");
             }
             continue;
         }
@@ -261,7 +248,7 @@ fn show(
                 )
             }
         };
-        println!(
+        outln!(
             "{:>6}  {}  {}",
             r.seq,
             terminal_line(&r.time),

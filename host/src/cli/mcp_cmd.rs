@@ -9,6 +9,7 @@ use clap::Args;
 
 use super::limit_args::{LimitArgs, requested_limits};
 use super::{Exit, fail};
+use crate::base::Verbosity;
 use crate::home::Home;
 use crate::mcp::{self, HttpOptions, McpError, McpOptions, McpServer};
 
@@ -27,6 +28,9 @@ pub struct McpArgs {
     /// client's roots can narrow it to a directory inside it, never widen it.
     #[arg(long, short = 'w')]
     pub workspace: Option<PathBuf>,
+    /// Accept /, your home directory or the data directory as the workspace.
+    #[arg(long)]
+    pub trust_workspace: bool,
     /// Never ask the client: calls the policy asks about are denied.
     #[arg(long, visible_alias = "no-prompt")]
     pub non_interactive: bool,
@@ -58,8 +62,8 @@ pub struct McpArgs {
     pub limit: LimitArgs,
 }
 
-pub fn run(args: McpArgs) -> Exit {
-    let server = match open(&args) {
+pub fn run(args: McpArgs, verbosity: Verbosity) -> Exit {
+    let server = match open(&args, verbosity) {
         Ok(s) => s,
         Err((code, msg)) => return fail(false, code, &msg),
     };
@@ -89,7 +93,7 @@ pub fn run(args: McpArgs) -> Exit {
 }
 
 /// The server for `args`, or the exit code and message that stop it.
-fn open(args: &McpArgs) -> Result<Arc<McpServer>, (Exit, String)> {
+fn open(args: &McpArgs, verbosity: Verbosity) -> Result<Arc<McpServer>, (Exit, String)> {
     let usage = |msg: String| (Exit::Usage, msg);
     let home = Home::from_env().map_err(|e| usage(e.to_string()))?;
     let policy = super::policy_cmd::effective(args.policy.as_deref()).map_err(usage)?;
@@ -98,6 +102,8 @@ fn open(args: &McpArgs) -> Result<Arc<McpServer>, (Exit, String)> {
         None => std::env::current_dir()
             .map_err(|e| usage(format!("cannot read the current directory: {e}")))?,
     };
+    let canonical = super::workspace_trust::canonical_workspace(&workspace).map_err(usage)?;
+    super::workspace_trust::check(&canonical, &home, args.trust_workspace).map_err(usage)?;
     let (limits, limit_requests) = requested_limits(&args.limit).map_err(usage)?;
     crate::config::register_key_variables();
     crate::runtime::warm_up_wasi_io();
@@ -110,6 +116,7 @@ fn open(args: &McpArgs) -> Result<Arc<McpServer>, (Exit, String)> {
         non_interactive: args.non_interactive,
         list_denied: args.list_denied,
         parallel: args.parallel as usize,
+        verbosity,
     })
     .map_err(|e| match e {
         McpError::Workspace { .. } | McpError::Address(_) => (Exit::Usage, e.to_string()),
@@ -135,12 +142,12 @@ async fn serve_http(
             source,
         })?;
     let bound = listener.local_addr().unwrap_or(addr);
-    eprintln!("warden mcp: serving MCP at http://{bound}/mcp");
+    errln!("warden mcp: serving MCP at http://{bound}/mcp");
     if !bound.ip().is_loopback() {
-        eprintln!("warden mcp: warning: {bound} is reachable from other machines");
+        errln!("warden mcp: warning: {bound} is reachable from other machines");
     }
     if args.token_file.is_none() {
-        eprintln!("warden mcp: bearer token (shown once): {token}");
+        errln!("warden mcp: bearer token (shown once): {token}");
     }
     let options = HttpOptions {
         token,

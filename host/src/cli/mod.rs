@@ -2,8 +2,12 @@
 //!
 //! Exit codes are part of the interface, see [`Exit`].
 
+#[macro_use]
+mod stdio;
+
 mod audit_caps;
 mod audit_cmd;
+mod colour;
 mod ctrl_c;
 mod limit_args;
 mod mcp_cmd;
@@ -17,9 +21,14 @@ mod render;
 mod run_cmd;
 mod self_confine;
 mod sessions_cmd;
+mod shell_help;
+mod since;
 mod tool_cmd;
+mod tool_list;
+mod workspace_trust;
 
 pub use crate::provider::ProviderName;
+pub use colour::ColorWhen;
 pub use limit_args::LimitArgs;
 pub use mcp_cmd::McpArgs;
 pub use plugin_cmd::{InstallArgs, PluginCommand};
@@ -29,12 +38,36 @@ use std::process::ExitCode;
 
 use clap::{Args, Parser, Subcommand};
 
+use crate::base::Verbosity;
+
 /// Warden: run AI agent tools as sandboxed WebAssembly components.
 #[derive(Debug, Parser)]
 #[command(name = "warden", version, about, long_about = None)]
 pub struct Cli {
     #[command(subcommand)]
     pub command: Command,
+    /// Print only results and errors.
+    #[arg(long, short = 'q', global = true, conflicts_with = "verbose")]
+    pub quiet: bool,
+    /// Also print notes (how a grant was narrowed, network use) and every
+    /// plugin log line.
+    #[arg(long, short = 'v', global = true)]
+    pub verbose: bool,
+    /// When to colour: auto (a terminal, unless NO_COLOR is set or TERM=dumb), always, never.
+    #[arg(long, value_enum, value_name = "WHEN", default_value_t = ColorWhen::Auto,
+          global = true, hide_possible_values = true, hide_default_value = true)]
+    pub color: ColorWhen,
+}
+
+impl Cli {
+    /// How much the command prints besides results and errors.
+    pub fn verbosity(&self) -> Verbosity {
+        match (self.quiet, self.verbose) {
+            (true, _) => Verbosity::Quiet,
+            (false, true) => Verbosity::Verbose,
+            (false, false) => Verbosity::Normal,
+        }
+    }
 }
 
 #[derive(Debug, Subcommand)]
@@ -58,6 +91,18 @@ pub enum Command {
     Policy(PolicyCommand),
     /// Serve the tools to MCP clients (Claude Code, Codex, Cursor, VS Code), over stdio or HTTP.
     Mcp(McpArgs),
+    /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
+    Completions {
+        /// The shell to complete in.
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
+    /// Print the man page, or write one per command with --out-dir.
+    Man {
+        /// Write a page per command (warden.1, warden-tool-call.1, …) into DIR instead.
+        #[arg(long, value_name = "DIR")]
+        out_dir: Option<PathBuf>,
+    },
 }
 
 #[derive(Debug, Subcommand)]
@@ -101,6 +146,9 @@ pub struct RunArgs {
     /// The directory the agent works in (default: the current directory).
     #[arg(long, short = 'w')]
     pub workspace: Option<PathBuf>,
+    /// Accept /, your home directory or the data directory as the workspace.
+    #[arg(long)]
+    pub trust_workspace: bool,
     /// Which model service to use [default: $WARDEN_PROVIDER, else `provider` in
     /// config.toml, else openai]. Keys come from OPENAI_API_KEY / ANTHROPIC_API_KEY,
     /// else from config.toml in the data directory.
@@ -168,9 +216,10 @@ pub enum AuditCommand {
         /// Only calls of this tool.
         #[arg(long, value_name = "TOOL")]
         tool: Option<String>,
-        /// Only records at or after this time (RFC 3339, UTC, e.g. 2026-11-22T10:00:00).
-        #[arg(long, value_name = "TIME")]
-        since: Option<String>,
+        /// Only records at or after this time: RFC 3339 (2026-11-22T10:00:00+02:00;
+        /// no zone means UTC) or a date (2026-11-22, from midnight UTC).
+        #[arg(long, value_name = "TIME", value_parser = since::parse)]
+        since: Option<std::time::SystemTime>,
         /// One record per line, as stored.
         #[arg(long)]
         json: bool,
@@ -190,8 +239,11 @@ pub enum AuditCommand {
 
 #[derive(Debug, Subcommand)]
 pub enum SessionsCommand {
-    /// Every saved session: id, start, turns, how it ended, task.
+    /// Saved sessions, newest first: id, start, turns, how it ended, task.
     List {
+        /// Show at most this many (the newest).
+        #[arg(long, value_name = "N")]
+        limit: Option<usize>,
         #[arg(long)]
         json: bool,
     },
@@ -205,9 +257,23 @@ pub enum SessionsCommand {
 
 #[derive(Debug, Subcommand)]
 pub enum ToolCommand {
-    /// Every tool, its plugin, whether it is read-only, and its declared capabilities.
+    /// Every tool, its plugin, whether it is read-only, its declared
+    /// capabilities and what it does, in a table that fits the terminal.
     List {
         /// One JSON document instead of a table.
+        #[arg(long)]
+        json: bool,
+    },
+    /// One tool: its whole description, its input schema, and the decision
+    /// and grant a call gets under the policy.
+    Show {
+        /// The tool's name (see `warden tool list`).
+        name: String,
+        /// The policy to explain the call under: a name or a file
+        /// [default: the user policy `default`, else workspace-write].
+        #[arg(long, value_name = "NAME|PATH")]
+        policy: Option<String>,
+        /// The tool as `tool list --json` shows it.
         #[arg(long)]
         json: bool,
     },
@@ -229,6 +295,9 @@ pub struct CallArgs {
     /// The directory the tool may see (default: the current directory).
     #[arg(long, short = 'w')]
     pub workspace: Option<PathBuf>,
+    /// Accept /, your home directory or the data directory as the workspace.
+    #[arg(long)]
+    pub trust_workspace: bool,
     /// The policy deciding the call and its grant: a name (see `warden policy
     /// list`) or a file [default: the user policy `default`, else workspace-write].
     #[arg(long, value_name = "NAME|PATH")]
@@ -266,8 +335,23 @@ pub enum Exit {
     /// `run`, the model could not be reached.
     Failure = 5,
     /// `run` stopped before the task was done: max turns, a budget, a loop,
-    /// or repeated tool errors.
+    /// repeated tool errors, or no reader left for its output.
     Stopped = 6,
+}
+
+impl Exit {
+    /// The `kind` of an error that ends the command with this code.
+    pub fn kind(self) -> &'static str {
+        match self {
+            Exit::Success => "none",
+            Exit::ToolError => "tool_error",
+            Exit::Usage => "usage",
+            Exit::Denied => "denied",
+            Exit::Cancelled => "cancelled",
+            Exit::Failure => "failure",
+            Exit::Stopped => "stopped",
+        }
+    }
 }
 
 impl From<Exit> for ExitCode {
@@ -278,15 +362,22 @@ impl From<Exit> for ExitCode {
 
 /// Run the parsed command line.
 pub fn run(cli: Cli) -> Exit {
+    let verbosity = cli.verbosity();
+    colour::choose(cli.color);
     match cli.command {
-        Command::Tool(ToolCommand::List { json }) => tool_cmd::list(json),
-        Command::Tool(ToolCommand::Call(args)) => tool_cmd::call(args),
+        Command::Tool(ToolCommand::List { json }) => tool_list::list(json),
+        Command::Tool(ToolCommand::Show { name, policy, json }) => {
+            tool_list::show(&name, policy.as_deref(), json)
+        }
+        Command::Tool(ToolCommand::Call(args)) => tool_cmd::call(args, verbosity),
         Command::Plugin(cmd) => plugin_cmd::run(cmd),
         Command::Policy(cmd) => policy_cmd::run(cmd),
-        Command::Run(args) => run_cmd::run(args),
+        Command::Run(args) => run_cmd::run(args, verbosity),
         Command::Sessions(cmd) => sessions_cmd::run(cmd),
         Command::Audit(cmd) => audit_cmd::run(cmd),
-        Command::Mcp(args) => mcp_cmd::run(args),
+        Command::Mcp(args) => mcp_cmd::run(args, verbosity),
+        Command::Completions { shell } => shell_help::completions(shell),
+        Command::Man { out_dir } => shell_help::man(out_dir.as_deref()),
     }
 }
 
@@ -296,11 +387,17 @@ pub fn run(cli: Cli) -> Exit {
 fn fail(json: bool, code: Exit, message: &str) -> Exit {
     let message = crate::base::secrets::redact(message);
     if json {
-        println!("{}", serde_json::json!({ "error": message }));
+        outln!("{}", error_json(code, &message));
     } else {
-        eprintln!("warden: {}", crate::base::terminal_text(&message));
+        errln!("warden: {}", crate::base::terminal_text(&message));
     }
     code
+}
+
+/// The one shape of an error in every `--json` output (an event of the
+/// `run --json` stream too): `{"type": "error", "kind": …, "message": …}`.
+fn error_json(code: Exit, message: &str) -> serde_json::Value {
+    serde_json::json!({ "type": "error", "kind": code.kind(), "message": message })
 }
 
 /// Open the catalog, or explain why not. These commands make at most one
@@ -316,8 +413,18 @@ fn open_catalog_with(
 ) -> Result<crate::plugin::Catalog, Exit> {
     let home =
         crate::home::Home::from_env().map_err(|e| fail(json, Exit::Failure, &e.to_string()))?;
-    crate::plugin::Catalog::open_with(&home, instances)
-        .map_err(|e| fail(json, Exit::Failure, &e.to_string()))
+    let catalog = crate::plugin::Catalog::open_with(&home, instances)
+        .map_err(|e| fail(json, Exit::Failure, &e.to_string()))?;
+    report_problems(&catalog);
+    Ok(catalog)
+}
+
+/// Say once each what could not be read in the data directory.
+fn report_problems(catalog: &crate::plugin::Catalog) {
+    for problem in catalog.problems() {
+        let message = crate::base::terminal_line(&problem.to_string());
+        errln!("warden: warning: {message}; only the plugins Warden could read are available");
+    }
 }
 
 /// Append `event` to the audit log and wait until it is on disk; warn on
@@ -328,7 +435,7 @@ fn audit_or_warn(event: crate::audit::AuditEvent) {
         log.flush().map_err(|e| e.to_string())
     });
     if let Err(e) = written {
-        eprintln!("warden: warning: this change was not audited: {e}");
+        errln!("warden: warning: this change was not audited: {e}");
     }
 }
 

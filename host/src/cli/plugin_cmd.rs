@@ -181,7 +181,7 @@ fn install(
             "changes": changes,
             "confirmed_by": confirmed_by,
         });
-        println!("{doc}");
+        outln!("{doc}");
         return Exit::Success;
     }
     let done = match (&report.replaced, approve) {
@@ -192,14 +192,14 @@ fn install(
         ),
         (None, false) => format!("installed {label}"),
     };
-    println!("{}", terminal_line(&done));
+    outln!("{}", terminal_line(&done));
     let tools: Vec<_> = inst.meta.tools.iter().map(|t| t.name.as_str()).collect();
-    println!("  tools: {}", terminal_line(&tools.join(", ")));
-    println!("  sha256: {}", inst.sha256);
+    outln!("  tools: {}", terminal_line(&tools.join(", ")));
+    outln!("  sha256: {}", inst.sha256);
     if !changes.is_empty() && confirmed_by != Some("user") {
         print_changes(&changes);
     }
-    println!();
+    outln!();
     print_bom(&bom);
     Exit::Success
 }
@@ -217,11 +217,13 @@ fn warnings(bom: &Bom) -> String {
 /// Refuse an install (exit 3), showing why and what was asked for.
 fn refuse(json: bool, message: &str, bom: &Bom, changes: &[CapChange]) -> Exit {
     if json {
-        let doc = json!({ "error": message, "capabilities": bom, "changes": changes });
-        println!("{doc}");
+        let mut doc = super::error_json(Exit::Denied, message);
+        doc["capabilities"] = json!(bom);
+        doc["changes"] = json!(changes);
+        outln!("{doc}");
     } else {
         print_bom(bom);
-        eprintln!("warden: {}", terminal_line(message));
+        errln!("warden: {}", terminal_line(message));
     }
     Exit::Denied
 }
@@ -236,7 +238,7 @@ fn inspect(target: &str, strict: bool, policy: Option<&str>, json: bool) -> Exit
         Err(e) => return fail(json, Exit::Failure, &e.to_string()),
     };
     if json {
-        println!("{}", json!(ins));
+        outln!("{}", json!(ins));
     } else {
         print_inspection(&ins);
     }
@@ -248,7 +250,7 @@ fn inspect(target: &str, strict: bool, policy: Option<&str>, json: bool) -> Exit
                     ins.manifest.name,
                     warnings(bom)
                 );
-                eprintln!("warden: {}", terminal_line(&line));
+                errln!("warden: {}", terminal_line(&line));
             }
             Exit::Denied
         }
@@ -271,9 +273,9 @@ fn remove(name: &str, json: bool) -> Exit {
                 sha256: removed.sha256.clone(),
             });
             if json {
-                println!("{}", json!({ "removed": m.name }));
+                outln!("{}", json!({ "removed": m.name }));
             } else {
-                println!(
+                outln!(
                     "removed {}",
                     terminal_line(&format!("{} {}", m.name, m.version))
                 );

@@ -26,12 +26,14 @@ pub fn list(json: bool) -> Exit {
                 })
             })
             .collect();
-        println!("{}", json!({ "plugins": plugins }));
+        outln!("{}", json!({ "plugins": plugins }));
         return Exit::Success;
     }
-    println!(
+    outln!(
         "{:<12} {:<9} {:<10} DESCRIPTION",
-        "PLUGIN", "VERSION", "SOURCE"
+        "PLUGIN",
+        "VERSION",
+        "SOURCE"
     );
     for p in catalog.plugins() {
         let source = match (p.is_builtin(), p.refused()) {
@@ -39,7 +41,7 @@ pub fn list(json: bool) -> Exit {
             (false, None) => "installed",
             (false, Some(_)) => "REFUSED",
         };
-        println!(
+        outln!(
             "{:<12} {:<9} {:<10} {}",
             terminal_line(p.name()),
             terminal_line(&p.meta.manifest.version),
@@ -49,7 +51,7 @@ pub fn list(json: bool) -> Exit {
     }
     for p in catalog.plugins() {
         if let Some(why) = p.refused() {
-            eprintln!("warden: {}", terminal_line(why));
+            errln!("warden: {}", terminal_line(why));
         }
     }
     Exit::Success

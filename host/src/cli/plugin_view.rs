@@ -108,28 +108,30 @@ pub fn print_bom(bom: &Bom) {
         ),
         ("baseline", "-".into(), baseline, "yes".into()),
     ];
-    println!(
+    outln!(
         "capabilities (granted under policy {}):",
         terminal_line(&bom.policy)
     );
-    println!(
+    outln!(
         "  {:<12} {:<12} {:<44} GRANTED",
-        "CAPABILITY", "DECLARED", "IMPORTS ALLOW (the most it could do)"
+        "CAPABILITY",
+        "DECLARED",
+        "IMPORTS ALLOW (the most it could do)"
     );
     for (name, declared, could, granted) in rows {
         let (declared, granted) = (terminal_line(&declared), terminal_line(&granted));
-        println!("  {name:<12} {declared:<12} {could:<44} {granted}");
+        outln!("  {name:<12} {declared:<12} {could:<44} {granted}");
     }
     for u in &r.unknown {
         let u = terminal_line(u);
-        println!("  {:<12} {:<12} {:<44} never", "unknown", "-", u);
+        outln!("  {:<12} {:<12} {:<44} never", "unknown", "-", u);
     }
     for f in &bom.findings {
         let tag = match f.severity {
             Severity::Warning => "warning",
             Severity::Note => "note",
         };
-        println!("  {tag}: {}", terminal_line(&f.message));
+        outln!("  {tag}: {}", terminal_line(&f.message));
     }
 }
 
@@ -138,40 +140,40 @@ pub fn print_changes(changes: &[CapChange]) {
     if changes.is_empty() {
         return;
     }
-    println!("capability changes from the installed version:");
+    outln!("capability changes from the installed version:");
     for c in changes {
         let mark = if c.grows { '+' } else { '-' };
         let line = format!("{}: {} → {}", c.capability, c.from, c.to);
-        println!("  {mark} {}", terminal_line(&line));
+        outln!("  {mark} {}", terminal_line(&line));
     }
 }
 
 /// Everything `warden plugin inspect` shows, for humans.
 pub fn print_inspection(ins: &Inspection) {
     let m = &ins.manifest;
-    println!("{} {}", terminal_line(&m.name), terminal_line(&m.version));
+    outln!("{} {}", terminal_line(&m.name), terminal_line(&m.version));
     if !m.description.is_empty() {
-        println!("  {}", terminal_line(&m.description));
+        outln!("  {}", terminal_line(&m.description));
     }
-    println!("sha256:       {}", ins.sha256);
-    println!("size:         {} bytes", ins.size);
-    println!("wit version:  warden:tool@{}", ins.wit_version);
+    outln!("sha256:       {}", ins.sha256);
+    outln!("size:         {} bytes", ins.size);
+    outln!("wit version:  warden:tool@{}", ins.wit_version);
     if let Some(why) = &ins.refused {
-        println!("REFUSED:      {}", terminal_line(why));
+        outln!("REFUSED:      {}", terminal_line(why));
     }
     if let Some(bom) = &ins.capabilities {
-        println!();
+        outln!();
         print_bom(bom);
     }
-    println!();
-    println!("imports:");
+    outln!();
+    outln!("imports:");
     for i in &ins.imports {
-        println!("  {:<44} {}", terminal_line(&i.name), i.class.describe());
+        outln!("  {:<44} {}", terminal_line(&i.name), i.class.describe());
     }
-    println!();
-    println!("tools:");
+    outln!();
+    outln!("tools:");
     let grants = ins.capabilities.as_ref().map(|b| b.granted.as_slice());
-    println!("  {:<18} {:<10} {:<7} GRANTED", "TOOL", "ACCESS", "POLICY");
+    outln!("  {:<18} {:<10} {:<7} GRANTED", "TOOL", "ACCESS", "POLICY");
     for t in &ins.tools {
         let kind = if t.annotations.read_only {
             "read-only"
@@ -187,7 +189,7 @@ pub fn print_inspection(ins: &Inspection) {
                 )
             })
             .unwrap_or_default();
-        println!(
+        outln!(
             "  {:<18} {kind:<10} {:<7} {}",
             terminal_line(t.name.as_str()),
             g.0,

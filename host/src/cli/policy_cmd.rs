@@ -10,7 +10,9 @@ use crate::capability::FsAccess;
 use crate::home::Home;
 use crate::plugin::Catalog;
 use crate::policy::grant_from_policy;
-use crate::policy::{CallFacts, DEFAULT_POLICY, DecidedBy, Decision, Policy, builtin_policies};
+use crate::policy::{
+    CallFacts, DEFAULT_POLICY, DecidedBy, Decision, KnownTool, Policy, builtin_policies,
+};
 
 pub fn run(cmd: PolicyCommand) -> Exit {
     match cmd {
@@ -116,16 +118,16 @@ fn list(json: bool) -> Exit {
             .iter()
             .map(|(n, s, d)| json!({"name": n, "source": s, "description": d}))
             .collect();
-        println!(
+        outln!(
             "{}",
             json!({ "policies": policies, "default": effective_name() })
         );
     } else {
-        println!("{:<18} {:<8} DESCRIPTION", "POLICY", "SOURCE");
+        outln!("{:<18} {:<8} DESCRIPTION", "POLICY", "SOURCE");
         for (name, source, description) in &rows {
-            println!("{name:<18} {source:<8} {description}");
+            outln!("{name:<18} {source:<8} {description}");
         }
-        println!("\nWithout --policy: {}", effective_name());
+        outln!("\nWithout --policy: {}", effective_name());
     }
     Exit::Success
 }
@@ -139,6 +141,20 @@ fn check(file: &Path, json: bool) -> Exit {
         Ok(c) => c,
         Err(code) => return code,
     };
+    let lints = policy.lint(&known_tools(&catalog));
+    if !lints.is_empty() {
+        if json {
+            outln!(
+                "{}",
+                json!({ "policy": policy.name, "valid": false, "lints": lints })
+            );
+        } else {
+            for lint in &lints {
+                errln!("warden: {}: {lint}", file.display());
+            }
+        }
+        return Exit::Usage;
+    }
     let lookup = |tool: &str| {
         catalog
             .find_tool(tool)
@@ -147,12 +163,12 @@ fn check(file: &Path, json: bool) -> Exit {
     let outcomes = policy.run_tests(&lookup);
     let failed = outcomes.iter().filter(|o| !o.passed).count();
     if json {
-        println!(
+        outln!(
             "{}",
             json!({ "policy": policy.name, "valid": true, "tests": outcomes, "failed": failed })
         );
     } else {
-        println!(
+        outln!(
             "{}: valid ({} rules, mode {})",
             file.display(),
             policy.rules.len(),
@@ -160,7 +176,7 @@ fn check(file: &Path, json: bool) -> Exit {
         );
         for o in &outcomes {
             let mark = if o.passed { "ok  " } else { "FAIL" };
-            println!(
+            outln!(
                 "  {mark} {}: expected {}, got {} ({})",
                 o.name,
                 o.expected,
@@ -168,7 +184,7 @@ fn check(file: &Path, json: bool) -> Exit {
                 describe_by(&o.got)
             );
         }
-        println!(
+        outln!(
             "{} of {} inline tests passed",
             outcomes.len() - failed,
             outcomes.len()
@@ -195,6 +211,17 @@ fn explain(policy: Option<&str>, tool: &str, input: &str, json: bool) -> Exit {
         Ok(c) => c,
         Err(code) => return code,
     };
+    explain_in(&catalog, &policy, tool, &input, json)
+}
+
+/// Explain a call of `tool` with `input` under `policy`: its decision and grant.
+pub fn explain_in(
+    catalog: &Catalog,
+    policy: &Policy,
+    tool: &str,
+    input: &serde_json::Value,
+    json: bool,
+) -> Exit {
     let (plugin, annotations, capabilities) = match catalog.find_tool(tool) {
         Some((plugin, spec)) => (
             plugin.name().to_string(),
@@ -213,8 +240,10 @@ fn explain(policy: Option<&str>, tool: &str, input: &str, json: bool) -> Exit {
         tool,
         plugin: &plugin,
         annotations,
-        input: &input,
+        input,
     };
+    // A rule that can never fire may be why the decision surprises.
+    let lints = policy.lint(&known_tools(catalog));
     let decision = policy.decide(&facts);
     let granted = policy.grant_for_call(&facts);
     let declared = capabilities.filesystem;
@@ -238,33 +267,39 @@ fn explain(policy: Option<&str>, tool: &str, input: &str, json: bool) -> Exit {
                 "declared_filesystem": declared,
                 "extra_dirs": extra_dirs,
                 "network": granted.network,
-                "limits": limits,
+                "limits": limits_json(&limits),
             },
             "grant_cuts": cuts,
         });
         if let Some(process) = process {
             doc["grant"]["process"] = json!(process);
         }
-        println!("{doc}");
+        if !lints.is_empty() {
+            doc["warnings"] = json!(lints);
+        }
+        outln!("{doc}");
     } else {
-        println!("policy:   {} (mode {})", policy.name, policy.mode);
-        println!("tool:     {tool} (plugin {plugin})");
-        println!(
+        for lint in &lints {
+            outln!("warning:  {lint}");
+        }
+        outln!("policy:   {} (mode {})", policy.name, policy.mode);
+        outln!("tool:     {tool} (plugin {plugin})");
+        outln!(
             "decision: {} — {}",
             decision.verdict,
             describe_by(&decision)
         );
         if let Some(reason) = &decision.reason {
-            println!("reason:   {reason}");
+            outln!("reason:   {reason}");
         }
         policy_explain::print_parts(&decision);
-        println!(
+        outln!(
             "grant:    workspace {} (plugin declares {})",
             access_name(workspace),
             declared.as_str()
         );
         for dir in &grant.extra_dirs {
-            println!(
+            outln!(
                 "          extra directory {} {}",
                 dir.path.display(),
                 access_name(Some(dir.access))
@@ -280,8 +315,8 @@ fn explain(policy: Option<&str>, tool: &str, input: &str, json: bool) -> Exit {
                 .collect::<Vec<_>>()
                 .join(", ")
         };
-        println!("          network {net}");
-        println!(
+        outln!("          network {net}");
+        outln!(
             "          deadline {} ms, memory {} MiB, output {} bytes",
             limits.deadline.as_millis(),
             limits.memory_bytes >> 20,
@@ -291,13 +326,37 @@ fn explain(policy: Option<&str>, tool: &str, input: &str, json: bool) -> Exit {
             policy_explain::print_process(process);
         }
         for cut in &cuts {
-            println!(
+            outln!(
                 "cut:      declared {} → granted {}",
-                cut.declared, cut.granted
+                cut.declared,
+                cut.granted
             );
         }
     }
     Exit::Success
+}
+
+/// The limits as JSON, the deadline in milliseconds like every other
+/// duration Warden prints (`deadline_ms`).
+fn limits_json(limits: &Limits) -> serde_json::Value {
+    let mut doc = json!(limits);
+    if let Some(fields) = doc.as_object_mut() {
+        fields.remove("deadline");
+        fields.insert("deadline_ms".into(), json!(limits.deadline.as_millis()));
+    }
+    doc
+}
+
+/// The catalog's tools, for [`Policy::lint`].
+fn known_tools(catalog: &Catalog) -> Vec<KnownTool<'_>> {
+    catalog
+        .tools()
+        .map(|(p, t)| KnownTool {
+            name: t.name.as_str(),
+            plugin: p.name(),
+            input_schema: &t.input_schema,
+        })
+        .collect()
 }
 
 fn access_name(access: Option<FsAccess>) -> &'static str {

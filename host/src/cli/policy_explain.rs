@@ -24,7 +24,7 @@ pub fn print_parts(decision: &Decision) {
             .as_deref()
             .map(|r| format!(": {r}"))
             .unwrap_or_default();
-        println!(
+        outln!(
             "{label:<9} {:<5} {} — {by}{reason}",
             part.verdict.as_str(),
             part.command.replace('\n', "⏎")
@@ -35,10 +35,10 @@ pub fn print_parts(decision: &Decision) {
 /// The process grant, in lines.
 pub fn print_process(process: &ProcessSpec) {
     if !process.enabled {
-        println!("process:  none (no grant layer enables processes)");
+        outln!("process:  none (no grant layer enables processes)");
         return;
     }
-    println!(
+    outln!(
         "process:  enabled, confinement {}",
         process.confinement.as_str()
     );
@@ -56,19 +56,19 @@ pub fn print_process(process: &ProcessSpec) {
             .collect::<Vec<_>>()
             .join(", ")
     };
-    println!("          toolchains (read-only) {toolchains}");
+    outln!("          toolchains (read-only) {toolchains}");
     let env = if process.env.is_empty() {
         "none".to_string()
     } else {
         process.env.join(", ")
     };
-    println!("          environment passed through: {env}");
+    outln!("          environment passed through: {env}");
     let l = &process.limits;
     let address_space = match l.address_space {
         Some(bytes) => format!("{} MiB", bytes >> 20),
         None => "unbounded".to_string(),
     };
-    println!(
+    outln!(
         "          cpu {} s, file size {} MiB, open files {}, address space {address_space}, \
          processes {}, output {} bytes per stream",
         l.cpu_seconds,
@@ -79,7 +79,7 @@ pub fn print_process(process: &ProcessSpec) {
     );
     match process.confinement {
         ConfinementMode::Full => {}
-        ConfinementMode::UnboundedProcesses => println!(
+        ConfinementMode::UnboundedProcesses => outln!(
             "warning:  confinement unbounded-processes: where no pids cgroup or RLIMIT_NPROC can \
              bound the number of processes (a host running as root without a writable pids \
              cgroup), commands run without that bound"

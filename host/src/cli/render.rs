@@ -2,20 +2,21 @@
 //! the final answer.
 //!
 //! For a human, assistant text goes to stdout and everything else to
-//! stderr: reasoning dimmed (when stderr is a terminal), one line per tool
-//! call, its progress (at most one line a second per call) and its result.
+//! stderr: reasoning dimmed (when stderr takes styles, see `colour`), one
+//! line per tool call, its progress (at most one line a second per call)
+//! and its result.
 //! Everything a model, a plugin or a provider supplied is made inert for a
 //! terminal first: streamed text through a [`TerminalStream`] each, every
 //! other field as one line. JSON lines are serde's, never altered.
 
 use std::collections::HashMap;
-use std::io::{IsTerminal, Write};
 
 use super::RunArgs;
+use super::colour::{Style, paint};
 use super::redact_events::EventRedactor;
 use crate::agent::AgentEvent;
-use crate::base::{TerminalStream, terminal_line, terminal_text};
-use crate::policy::Verdict;
+use crate::base::{TerminalStream, Verbosity, terminal_line, terminal_text};
+use crate::policy::{DecidedBy, Verdict};
 
 /// The shortest time between two progress lines of one call, for a human.
 const HUMAN_PROGRESS_MS: u64 = 1000;
@@ -53,28 +54,28 @@ pub(super) struct Renderer {
     text: TerminalStream,
     /// The reasoning, as it streams.
     reasoning: TerminalStream,
-    /// Whether stderr takes ANSI styles.
-    styled: bool,
     /// Decisions waiting for their call's result line.
     decisions: HashMap<String, String>,
     /// Each running call's tool, and when its last progress line was shown.
     running: HashMap<String, (String, Option<u64>)>,
     /// Every event passes through it first.
     redactor: EventRedactor,
+    /// `Quiet` shows a human only the answer and a failure.
+    verbosity: Verbosity,
 }
 
 impl Renderer {
-    pub(super) fn new(output: Output) -> Renderer {
+    pub(super) fn new(output: Output, verbosity: Verbosity) -> Renderer {
         Renderer {
             output,
             mid_line: false,
             thinking: false,
             text: TerminalStream::new(),
             reasoning: TerminalStream::new(),
-            styled: std::io::stderr().is_terminal(),
             decisions: HashMap::new(),
             running: HashMap::new(),
             redactor: EventRedactor::default(),
+            verbosity,
         }
     }
 
@@ -89,16 +90,14 @@ impl Renderer {
         match self.output {
             Output::Json => {
                 if let Ok(line) = serde_json::to_string(ev) {
-                    let mut out = std::io::stdout().lock();
-                    let _ = writeln!(out, "{line}");
-                    let _ = out.flush();
+                    outln!("{line}");
                 }
             }
             Output::Print => {
                 if let AgentEvent::Finished { answer, reason, .. } = ev {
                     match answer {
-                        Some(a) => println!("{}", terminal_text(a)),
-                        None => eprintln!("warden: {}", terminal_text(&reason.to_string())),
+                        Some(a) => outln!("{}", terminal_text(a)),
+                        None => errln!("warden: {}", terminal_text(&reason.to_string())),
                     }
                 }
             }
@@ -115,11 +114,11 @@ impl Renderer {
     fn end_text(&mut self) {
         let held = self.text.finish();
         if !held.is_empty() {
-            print!("{held}");
+            out!("{held}");
             self.mid_line = true;
         }
         if self.mid_line {
-            println!();
+            outln!();
             self.mid_line = false;
         }
     }
@@ -130,7 +129,7 @@ impl Renderer {
             self.write_reasoning(&held);
         }
         if self.thinking {
-            eprintln!();
+            errln!();
             self.thinking = false;
         }
     }
@@ -145,17 +144,14 @@ impl Renderer {
 
     /// Reasoning already made inert, dimmed when stderr takes styles.
     fn write_reasoning(&mut self, text: &str) {
-        let mut err = std::io::stderr().lock();
-        let _ = if self.styled {
-            write!(err, "\x1b[2m{text}\x1b[0m")
-        } else {
-            write!(err, "{text}")
-        };
-        let _ = err.flush();
+        errw!("{}", paint(Style::Dim, text));
         self.thinking = !text.ends_with('\n');
     }
 
     fn human(&mut self, ev: &AgentEvent) {
+        if self.verbosity == Verbosity::Quiet {
+            return self.quiet(ev);
+        }
         match ev {
             AgentEvent::SessionStarted {
                 session_id,
@@ -169,15 +165,14 @@ impl Renderer {
                 let line = format!(
                     "{verb} {session_id} · {provider} · model {model} · policy {policy} · {workspace}"
                 );
-                eprintln!("warden: {}", terminal_line(&line));
+                errln!("warden: {}", terminal_line(&line));
             }
             AgentEvent::TurnStarted { .. } | AgentEvent::TurnCompleted { .. } => {}
             AgentEvent::TextDelta { text } => {
                 self.end_thinking();
                 let text = self.text.push(text);
                 if !text.is_empty() {
-                    print!("{text}");
-                    let _ = std::io::stdout().flush();
+                    out!("{text}");
                     self.mid_line = !text.ends_with('\n');
                 }
             }
@@ -188,7 +183,7 @@ impl Renderer {
                 reason,
             } => {
                 self.end_line();
-                eprintln!(
+                errln!(
                     "warden: retry {attempt} in {delay_ms} ms: {}",
                     terminal_line(reason)
                 );
@@ -210,9 +205,9 @@ impl Renderer {
                     args.truncate(cut);
                     args.push('…');
                 }
-                eprintln!("→ {} {}", terminal_line(tool), terminal_line(&args));
+                errln!("→ {} {}", terminal_line(tool), terminal_line(&args));
                 if let Some(r) = rationale {
-                    eprintln!("  why: {}", terminal_line(r));
+                    errln!("  why: {}", terminal_line(r));
                 }
             }
             AgentEvent::ToolDecision {
@@ -222,16 +217,22 @@ impl Renderer {
                 approval,
                 ..
             } => {
-                let word = match (verdict, approval.as_deref()) {
-                    (Verdict::Allow, _) => "allowed",
-                    (Verdict::Ask, Some("user_once" | "user_session" | "session_grant")) => {
-                        "approved"
-                    }
-                    (Verdict::Ask, _) => "not approved",
-                    (Verdict::Deny, _) => "denied",
+                let policy = match by {
+                    DecidedBy::Rule { name, .. } => format!("rule {name}"),
+                    DecidedBy::Mode(mode) => format!("{mode} mode"),
                 };
-                self.decisions
-                    .insert(call_id.clone(), format!("{word} by {by}"));
+                // Who really decided: after an ask, the user or their grant.
+                let label = match (verdict, approval.as_deref()) {
+                    (Verdict::Allow, _) => format!("allowed by {policy}"),
+                    (Verdict::Ask, Some("user_once" | "user_session")) => "approved by you".into(),
+                    (Verdict::Ask, Some("session_grant")) => {
+                        "approved by a grant you gave this session".into()
+                    }
+                    (Verdict::Ask, Some("user_denied")) => "refused by you".into(),
+                    (Verdict::Ask, _) => format!("not approved ({policy} asks)"),
+                    (Verdict::Deny, _) => format!("denied by {policy}"),
+                };
+                self.decisions.insert(call_id.clone(), label);
             }
             AgentEvent::ToolProgress {
                 call_id,
@@ -250,10 +251,10 @@ impl Renderer {
                 self.running.remove(call_id);
                 let summary = summary.trim();
                 let mark = match outcome.as_str() {
-                    "success" => "✓",
-                    "denied" => "⊘",
-                    "cancelled" => "⨯",
-                    _ => "✗",
+                    "success" => paint(Style::Green, "✓"),
+                    "denied" => paint(Style::Yellow, "⊘"),
+                    "cancelled" => paint(Style::Yellow, "⨯"),
+                    _ => paint(Style::Red, "✗"),
                 };
                 let decision = self
                     .decisions
@@ -261,15 +262,19 @@ impl Renderer {
                     .map(|d| format!(" [{d}]"))
                     .unwrap_or_default();
                 let line = format!("{tool}{decision} {summary}");
-                eprintln!("{mark} {} ({duration_ms} ms)", terminal_line(&line));
+                errln!("{mark} {} ({duration_ms} ms)", terminal_line(&line));
             }
             AgentEvent::Warning { message } => {
                 self.end_line();
-                eprintln!("warden: warning: {}", terminal_line(message));
+                errln!(
+                    "warden: {} {}",
+                    paint(Style::Yellow, "warning:"),
+                    terminal_line(message)
+                );
             }
             AgentEvent::Interrupted => {
                 self.end_line();
-                eprintln!("warden: interrupting; press Ctrl-C again to exit at once");
+                errln!("warden: interrupting; press Ctrl-C again to exit at once");
             }
             AgentEvent::Compacted {
                 tokens_before,
@@ -277,7 +282,7 @@ impl Renderer {
                 ..
             } => {
                 self.end_line();
-                eprintln!("warden: context compacted, ~{tokens_before} → ~{tokens_after} tokens");
+                errln!("warden: context compacted, ~{tokens_before} → ~{tokens_after} tokens");
             }
             AgentEvent::Finished {
                 reason,
@@ -286,13 +291,45 @@ impl Renderer {
                 ..
             } => {
                 self.end_line();
-                eprintln!(
+                errln!(
                     "warden: {} · {turns} turns · {} tokens in, {} out",
                     terminal_line(&reason.to_string()),
                     usage.input_tokens,
                     usage.output_tokens
                 );
             }
+        }
+    }
+
+    /// With `-q`: the answer's text, and how the run ended unless it succeeded.
+    fn quiet(&mut self, ev: &AgentEvent) {
+        match ev {
+            AgentEvent::TextDelta { text } => {
+                let text = self.text.push(text);
+                if !text.is_empty() {
+                    out!("{text}");
+                    self.mid_line = !text.ends_with('\n');
+                }
+            }
+            // The text before a call ends its line, as it does unquieted.
+            AgentEvent::ToolCall { .. } => self.end_text(),
+            AgentEvent::Finished { reason, .. } => {
+                self.end_text();
+                if !reason.is_success() {
+                    errln!("warden: {}", terminal_line(&reason.to_string()));
+                }
+            }
+            AgentEvent::SessionStarted { .. }
+            | AgentEvent::TurnStarted { .. }
+            | AgentEvent::TurnCompleted { .. }
+            | AgentEvent::Reasoning { .. }
+            | AgentEvent::Retrying { .. }
+            | AgentEvent::ToolDecision { .. }
+            | AgentEvent::ToolProgress { .. }
+            | AgentEvent::ToolResult { .. }
+            | AgentEvent::Warning { .. }
+            | AgentEvent::Interrupted
+            | AgentEvent::Compacted { .. } => {}
         }
     }
 
@@ -310,8 +347,8 @@ impl Renderer {
         self.end_line();
         let secs = elapsed_ms as f64 / 1000.0;
         match fraction {
-            Some(f) => eprintln!("  … {tool}: {message} ({:.0}%, {secs:.1} s)", f * 100.0),
-            None => eprintln!("  … {tool}: {message} ({secs:.1} s)"),
+            Some(f) => errln!("  … {tool}: {message} ({:.0}%, {secs:.1} s)", f * 100.0),
+            None => errln!("  … {tool}: {message} ({secs:.1} s)"),
         }
     }
 }

@@ -10,15 +10,16 @@ use crate::agent::{
     Agent, AgentConfig, AgentEvent, ContextLimits, EventSink, Interrupt, SessionStore, StopReason,
 };
 use crate::audit::AuditLog;
+use crate::base::Verbosity;
 use crate::config::{self, Config};
 use crate::home::Home;
 use crate::plugin::Catalog;
 use crate::provider::http::HttpProvider;
 use crate::provider::{Provider, ProviderConfig, Recorder, ReplayProvider, RetryPolicy};
 
-pub fn run(args: RunArgs) -> Exit {
+pub fn run(args: RunArgs, verbosity: Verbosity) -> Exit {
     let json = args.json;
-    match prepare(args) {
+    match prepare(args, verbosity) {
         Ok(prepared) => execute(prepared),
         Err((code, msg)) => fail(json, code, &msg),
     }
@@ -32,7 +33,7 @@ struct Prepared {
     args: RunArgs,
 }
 
-fn prepare(args: RunArgs) -> Result<Prepared, (Exit, String)> {
+fn prepare(args: RunArgs, verbosity: Verbosity) -> Result<Prepared, (Exit, String)> {
     let usage = |m: String| (Exit::Usage, m);
     let failure = |m: String| (Exit::Failure, m);
     let home = Home::from_env().map_err(|e| failure(e.to_string()))?;
@@ -66,15 +67,8 @@ fn prepare(args: RunArgs) -> Result<Prepared, (Exit, String)> {
         (None, None) => std::env::current_dir()
             .map_err(|e| usage(format!("cannot read the current directory: {e}")))?,
     };
-    let workspace = std::fs::canonicalize(&workspace)
-        .ok()
-        .filter(|w| w.is_dir())
-        .ok_or_else(|| {
-            usage(format!(
-                "workspace {} is not a directory",
-                workspace.display()
-            ))
-        })?;
+    let workspace = super::workspace_trust::canonical_workspace(&workspace).map_err(usage)?;
+    super::workspace_trust::check(&workspace, &home, args.trust_workspace).map_err(usage)?;
 
     // The named policy, else the resumed session's, else the user's
     // default, else the built-in default; never a file in the workspace.
@@ -122,10 +116,15 @@ fn prepare(args: RunArgs) -> Result<Prepared, (Exit, String)> {
 
     // Before any thread starts: the process confines itself.
     if let Some(warning) = super::self_confine::confine_self(&home, &workspace, &policy, Vec::new())
+        && verbosity.shows_warnings()
     {
-        eprintln!("warden: warning: {warning}");
+        errln!("warden: warning: {warning}");
     }
     let catalog = Catalog::open(&home).map_err(|e| failure(e.to_string()))?;
+    super::report_problems(&catalog);
+    if policy.host_reach().workspace_writes && !args.json {
+        super::workspace_trust::announce_first_write(&home, &workspace, verbosity);
+    }
     let audit =
         AuditLog::open(&crate::audit::log_path(&home)).map_err(|e| failure(e.to_string()))?;
     let mut config = AgentConfig::new(workspace, model);
@@ -135,10 +134,16 @@ fn prepare(args: RunArgs) -> Result<Prepared, (Exit, String)> {
     config.parallel = args.parallel as usize;
     config.context = context_limits(args.compact_above, &settings);
 
-    let renderer = Arc::new(Mutex::new(Renderer::new(Output::of(&args))));
+    let renderer = Arc::new(Mutex::new(Renderer::new(Output::of(&args), verbosity)));
+    let interrupt = Interrupt::default();
+    let on_closed = interrupt.clone();
     let events: EventSink = Arc::new(move |ev| {
         if let Ok(mut r) = renderer.lock() {
             r.show(&ev);
+        }
+        // `warden run … | head`: the reader left, so the run ends, saved.
+        if super::stdio::stdout_closed() {
+            on_closed.output_closed();
         }
     });
     let agent = Agent {
@@ -148,7 +153,7 @@ fn prepare(args: RunArgs) -> Result<Prepared, (Exit, String)> {
         recorder,
         config,
         events,
-        interrupt: Interrupt::default(),
+        interrupt,
         audit: Some(Arc::new(audit)),
         approvals: Arc::new(super::tool_cmd::approvals(args.non_interactive)),
     };
@@ -250,11 +255,12 @@ fn execute(p: Prepared) -> Exit {
         });
         let summary = agent.run(&mut session, messages, &task, turns).await;
         if let Some(Err(e)) = agent.audit.as_ref().map(|log| log.flush()) {
-            eprintln!("warden: warning: the audit log may be incomplete: {e}");
+            errln!("warden: warning: the audit log may be incomplete: {e}");
         }
         match summary.reason {
             StopReason::Done => Exit::Success,
             StopReason::Cancelled => Exit::Cancelled,
+            StopReason::OutputClosed => Exit::Stopped,
             StopReason::ProviderFailed { .. } | StopReason::SessionFailed { .. } => Exit::Failure,
             StopReason::MaxTurns { .. }
             | StopReason::ContextOverflow { .. }

@@ -13,14 +13,14 @@ use crate::provider::Message;
 
 pub fn run(cmd: SessionsCommand) -> Exit {
     let json = match &cmd {
-        SessionsCommand::List { json } | SessionsCommand::Show { json, .. } => *json,
+        SessionsCommand::List { json, .. } | SessionsCommand::Show { json, .. } => *json,
     };
     let store = match Home::from_env() {
         Ok(home) => SessionStore::new(&home),
         Err(e) => return fail(json, Exit::Failure, &e.to_string()),
     };
     match cmd {
-        SessionsCommand::List { json } => list(&store, json),
+        SessionsCommand::List { limit, json } => list(&store, limit, json),
         SessionsCommand::Show { id, json } => show(&store, &id, json),
     }
 }
@@ -32,11 +32,13 @@ fn status(s: &LoadedSession) -> String {
     }
 }
 
-fn list(store: &SessionStore, json: bool) -> Exit {
-    let sessions = match store.list() {
+fn list(store: &SessionStore, limit: Option<usize>, json: bool) -> Exit {
+    let mut sessions = match store.list() {
         Ok(s) => s,
         Err(e) => return fail(json, Exit::Failure, &e.to_string()),
     };
+    sessions.reverse();
+    sessions.truncate(limit.unwrap_or(usize::MAX));
     if json {
         let rows: Vec<_> = sessions
             .iter()
@@ -53,24 +55,36 @@ fn list(store: &SessionStore, json: bool) -> Exit {
                 })
             })
             .collect();
-        println!("{}", json!({ "sessions": rows }));
+        outln!("{}", json!({ "sessions": rows }));
         return Exit::Success;
     }
     if sessions.is_empty() {
-        println!("no sessions yet; start one with `warden run \"TASK\"`");
+        outln!("no sessions yet; start one with `warden run \"TASK\"`");
         return Exit::Success;
     }
+    let id_width = sessions.iter().map(|s| s.meta.id.len()).max().unwrap_or(0);
+    let created_width = sessions
+        .iter()
+        .map(|s| s.meta.created.len())
+        .max()
+        .unwrap_or(0);
+    outln!(
+        "{:<id_width$}  {:<created_width$}  TURNS  {:<16}  TASK",
+        "ID",
+        "STARTED",
+        "ENDED"
+    );
     for s in &sessions {
         let task: String = s.meta.task.chars().take(60).collect();
         let line = format!(
-            "{}  {}  {:>3} turns  {}  {}",
+            "{:<id_width$}  {:<created_width$}  {:>5}  {:<16}  {}",
             s.meta.id,
             s.meta.created,
             s.turns,
             status(s),
             task.replace('\n', " ")
         );
-        println!("{}", terminal_line(&line));
+        outln!("{}", terminal_line(&line));
     }
     Exit::Success
 }
@@ -81,7 +95,7 @@ fn show(store: &SessionStore, id: &str, json: bool) -> Exit {
         Err(e) => return fail(json, Exit::Usage, &e.to_string()),
     };
     if json {
-        println!(
+        outln!(
             "{}",
             json!({ "meta": s.meta, "turns": s.turns, "ended": s.ended, "records": s.records })
         );
@@ -96,26 +110,26 @@ fn show(store: &SessionStore, id: &str, json: bool) -> Exit {
         format!("{} turns · {}", s.turns, status(&s)),
     ];
     for line in head {
-        println!("{}", terminal_line(&line));
+        outln!("{}", terminal_line(&line));
     }
-    println!();
+    outln!();
     for r in &s.records {
         match r {
             Record::Start(_) | Record::TurnEnd { .. } => {}
-            Record::Resumed { at } => println!("— resumed {}", terminal_line(at)),
+            Record::Resumed { at } => outln!("— resumed {}", terminal_line(at)),
             Record::Message { message } => match message {
-                Message::User { content } => println!("user: {}", terminal_text(content)),
+                Message::User { content } => outln!("user: {}", terminal_text(content)),
                 Message::Assistant {
                     content, reasoning, ..
                 } => {
                     for r in reasoning {
                         let text = r.text();
                         if !text.is_empty() {
-                            println!("reasoning: {}", terminal_text(&text));
+                            outln!("reasoning: {}", terminal_text(&text));
                         }
                     }
                     if !content.is_empty() {
-                        println!("assistant: {}", terminal_text(content));
+                        outln!("assistant: {}", terminal_text(content));
                     }
                 }
                 Message::Tool { .. } => {}
@@ -127,15 +141,15 @@ fn show(store: &SessionStore, id: &str, json: bool) -> Exit {
                     .map(|r| format!(" (why: {r})"))
                     .unwrap_or_default();
                 let call = format!("{} {}{why}", c.tool, c.arguments);
-                println!("→ {}", terminal_line(&call));
+                outln!("→ {}", terminal_line(&call));
                 let text = c.outcome.model_text();
                 let first = text.lines().next().unwrap_or("");
-                println!("  {}: {}", c.outcome.label(), terminal_line(first));
+                outln!("  {}: {}", c.outcome.label(), terminal_line(first));
             }
             Record::Compaction { messages } => {
-                println!("— context compacted to {} messages", messages.len())
+                outln!("— context compacted to {} messages", messages.len())
             }
-            Record::End { reason } => println!("— {}", terminal_line(&reason.to_string())),
+            Record::End { reason } => outln!("— {}", terminal_line(&reason.to_string())),
         }
     }
     Exit::Success

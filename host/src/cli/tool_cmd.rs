@@ -1,79 +1,19 @@
-//! `warden tool list` and `warden tool call`.
+//! `warden tool call`.
 
 use std::io::{IsTerminal, Read};
 use std::sync::Arc;
 
 use serde_json::json;
 
-use super::{CallArgs, Exit, fail, open_catalog, open_catalog_with};
+use super::{CallArgs, Exit, fail, open_catalog_with, workspace_trust};
 use crate::approval::{Approval, Approvals, NonInteractive, SessionGrant, TerminalApprover};
-use crate::base::{CancelToken, ProgressEvent, secrets, terminal_line, terminal_text};
+use crate::base::{CancelToken, ProgressEvent, Verbosity, secrets, terminal_line, terminal_text};
 use crate::capability::WriteMode;
 use crate::pipeline::{self, CallResult, Invocation, Stage};
 use crate::protocol::ToolOutcome;
 use crate::runtime::Instances;
 
-pub fn list(json: bool) -> Exit {
-    let catalog = match open_catalog(json) {
-        Ok(c) => c,
-        Err(code) => return code,
-    };
-    if json {
-        let tools: Vec<_> = catalog
-            .tools()
-            .map(|(p, t)| {
-                let mut tool = json!({
-                    "name": t.name,
-                    "plugin": p.name(),
-                    "description": t.description,
-                    "read_only": t.annotations.read_only,
-                    "annotations": t.annotations,
-                    "capabilities": p.meta.manifest.capabilities,
-                    "input_schema": t.input_schema,
-                });
-                // Only a plugin whose bytes are not the approved ones says why.
-                if let Some(why) = p.refused() {
-                    tool["refused"] = json!(why);
-                }
-                tool
-            })
-            .collect();
-        println!("{}", json!({ "tools": tools }));
-        return Exit::Success;
-    }
-    println!(
-        "{:<16} {:<10} {:<10} {:<22} DESCRIPTION",
-        "TOOL", "PLUGIN", "ACCESS", "CAPABILITIES"
-    );
-    for (p, t) in catalog.tools() {
-        let access = if t.annotations.read_only {
-            "read-only"
-        } else {
-            "writes"
-        };
-        let caps = &p.meta.manifest.capabilities;
-        let mut cap = format!("fs:{}", caps.filesystem.as_str());
-        if !caps.network.is_empty() {
-            let net: Vec<String> = caps.network.iter().map(ToString::to_string).collect();
-            cap.push_str(&format!(" net:{}", net.join(",")));
-        }
-        let desc = match p.refused() {
-            Some(_) => "REFUSED: its component is not the approved one (see `warden plugin list`)",
-            None => t.description.lines().next().unwrap_or(""),
-        };
-        println!(
-            "{:<16} {:<10} {:<10} {:<22} {}",
-            terminal_line(t.name.as_str()),
-            terminal_line(p.name()),
-            access,
-            terminal_line(&cap),
-            terminal_line(desc)
-        );
-    }
-    Exit::Success
-}
-
-pub fn call(args: CallArgs) -> Exit {
+pub fn call(args: CallArgs, verbosity: Verbosity) -> Exit {
     if args.allow_write {
         return fail(
             args.json,
@@ -111,8 +51,15 @@ pub fn call(args: CallArgs) -> Exit {
             );
         }
     };
-    if !workspace.is_dir() {
-        let msg = format!("workspace {} is not a directory", workspace.display());
+    let trusted = match workspace_trust::canonical_workspace(&workspace) {
+        Ok(w) => w,
+        Err(msg) => return fail(args.json, Exit::Usage, &msg),
+    };
+    let home = match crate::home::Home::from_env() {
+        Ok(h) => h,
+        Err(e) => return fail(args.json, Exit::Failure, &e.to_string()),
+    };
+    if let Err(msg) = workspace_trust::check(&trusted, &home, args.trust_workspace) {
         return fail(args.json, Exit::Usage, &msg);
     }
     // One input makes one call; a batch reuses pool slots across its calls.
@@ -125,11 +72,10 @@ pub fn call(args: CallArgs) -> Exit {
         Err(e) => return fail(args.json, Exit::Usage, &e),
     };
     // Before any thread starts: the process confines itself.
-    if let Ok(home) = crate::home::Home::from_env()
-        && let Some(warning) =
-            super::self_confine::confine_self(&home, &workspace, &policy, Vec::new())
+    if let Some(warning) = super::self_confine::confine_self(&home, &workspace, &policy, Vec::new())
+        && verbosity.shows_warnings()
     {
-        eprintln!("warden: warning: {warning}");
+        errln!("warden: warning: {warning}");
     }
     crate::runtime::warm_up_wasi_io();
     crate::config::register_key_variables();
@@ -150,13 +96,19 @@ pub fn call(args: CallArgs) -> Exit {
         Ok(c) => c,
         Err(code) => return code,
     };
+    let writes = catalog
+        .find_tool(&args.name)
+        .is_some_and(|(_, t)| !t.annotations.read_only);
+    if writes && !args.json && policy.host_reach().workspace_writes {
+        workspace_trust::announce_first_write(&home, &trusted, verbosity);
+    }
     let (limits, limit_requests) = match super::limit_args::requested_limits(&args.limit) {
         Ok(l) => l,
         Err(e) => return fail(args.json, Exit::Usage, &e),
     };
-    let progress: Option<crate::base::ProgressSink> = (!args.json
-        && std::io::stderr().is_terminal())
-    .then(|| Arc::new(|p: &ProgressEvent| show_progress(p)) as crate::base::ProgressSink);
+    let progress: Option<crate::base::ProgressSink> =
+        (!args.json && verbosity.shows_warnings() && std::io::stderr().is_terminal())
+            .then(|| Arc::new(|p: &ProgressEvent| show_progress(p)) as crate::base::ProgressSink);
     let approvals = approvals(args.non_interactive);
     let cancel = CancelToken::new();
     let on_ctrl_c = cancel.clone();
@@ -184,7 +136,7 @@ pub fn call(args: CallArgs) -> Exit {
         if args.json {
             print_json(&result);
         } else {
-            print_human(&result);
+            print_human(&result, verbosity);
         }
         if exit == Exit::Success {
             exit = exit_code(&result);
@@ -269,8 +221,8 @@ fn read_input(arg: &str) -> Result<String, String> {
 fn show_progress(p: &ProgressEvent) {
     let message = terminal_line(&p.message);
     match p.fraction {
-        Some(f) => eprintln!("… {message} ({:.0}%)", f * 100.0),
-        None => eprintln!("… {message}"),
+        Some(f) => errln!("… {message} ({:.0}%)", f * 100.0),
+        None => errln!("… {message}"),
     }
 }
 
@@ -310,53 +262,65 @@ fn print_json(r: &CallResult) {
         "processes": report.map(|x| &x.processes),
         "duration_ms": report.map(|x| x.duration.as_secs_f64() * 1000.0),
     });
-    println!("{doc}");
+    outln!("{doc}");
 }
 
 /// The call for a human: the result on stdout, the rest on stderr, all of
 /// it inert for a terminal (see `docs/terminal-output.md`).
-fn print_human(r: &CallResult) {
+fn print_human(r: &CallResult, verbosity: Verbosity) {
     let tool = terminal_line(&r.tool);
     match &r.outcome {
         ToolOutcome::Success(out) => {
             let text = terminal_text(&out.text);
-            print!("{text}");
+            out!("{text}");
             if !text.ends_with('\n') {
-                println!();
+                outln!();
             }
         }
-        ToolOutcome::Error(e) => eprintln!(
+        ToolOutcome::Error(e) => errln!(
             "warden: {tool} failed ({}): {}",
             e.kind,
             terminal_text(&secrets::redact(&e.message))
         ),
         ToolOutcome::Denied { reason } => {
-            eprintln!(
+            errln!(
                 "warden: {tool} denied: {}",
                 terminal_text(&secrets::redact(reason))
             )
         }
-        ToolOutcome::Cancelled => eprintln!("warden: {tool} cancelled"),
+        ToolOutcome::Cancelled => errln!("warden: {tool} cancelled"),
     }
-    if let Some(Approval::SessionGrant { grant }) = &r.approval {
-        eprintln!(
+    // Why no one was asked: a grant the user gave changes what happens.
+    if let Some(Approval::SessionGrant { grant }) = &r.approval
+        && verbosity.shows_warnings()
+    {
+        errln!(
             "warden: note: allowed without asking by a grant you gave this session ({})",
             describe_grant(grant)
         );
     }
+    if let Some(report) = &r.report {
+        for line in report.logs.iter().filter(|l| verbosity.shows_log(l.level)) {
+            errln!("[{:?}] {}", line.level, terminal_line(&line.message));
+        }
+    }
+    if verbosity.shows_notes() {
+        print_notes(r);
+    }
+}
+
+/// What `-v` adds: grant cuts, network use, what was dropped.
+fn print_notes(r: &CallResult) {
     for cut in &r.grant_cuts {
-        eprintln!(
+        errln!(
             "warden: note: declared {} → granted {}",
             terminal_line(&cut.declared),
             terminal_line(&cut.granted)
         );
     }
     if let Some(report) = &r.report {
-        for line in &report.logs {
-            eprintln!("[{:?}] {}", line.level, terminal_line(&line.message));
-        }
         if report.logs_dropped > 0 {
-            eprintln!(
+            errln!(
                 "warden: note: {} log lines over the cap were dropped",
                 report.logs_dropped
             );
@@ -365,7 +329,7 @@ fn print_human(r: &CallResult) {
             let status = u
                 .status
                 .map_or("no response".to_string(), |s| s.to_string());
-            eprintln!(
+            errln!(
                 "warden: note: network {} {}://{}:{}{} → {status}, {} bytes in",
                 terminal_line(&u.method),
                 u.scheme.as_str(),
@@ -376,7 +340,7 @@ fn print_human(r: &CallResult) {
             );
         }
         if report.stdout_dropped + report.stderr_dropped > 0 {
-            eprintln!("warden: note: plugin stdout/stderr past the cap was dropped");
+            errln!("warden: note: plugin stdout/stderr past the cap was dropped");
         }
     }
 }

@@ -184,12 +184,35 @@ fn parse(text: &str, path: &Path) -> Result<Config, ConfigError> {
         let line = e.span().map_or(1, |s| {
             text[..s.start.min(text.len())].lines().count().max(1)
         });
+        // serde points an unknown key at its table; the key's own line helps more.
+        let line = unknown_key(e.message())
+            .and_then(|key| key_line(text, key, line))
+            .unwrap_or(line);
         ConfigError::Syntax {
             path: path.to_path_buf(),
             line,
             message: blank_quoted(e.message().trim()),
         }
     })
+}
+
+/// The key an `unknown field` error names.
+fn unknown_key(message: &str) -> Option<&str> {
+    let rest = message.strip_prefix("unknown field `")?;
+    rest.split('`').next()
+}
+
+/// The 1-based line, at or after `from`, where `key` is set.
+fn key_line(text: &str, key: &str, from: usize) -> Option<usize> {
+    text.lines()
+        .enumerate()
+        .skip(from.saturating_sub(1))
+        .find(|(_, l)| {
+            l.trim_start()
+                .strip_prefix(key)
+                .is_some_and(|rest| rest.trim_start().starts_with('='))
+        })
+        .map(|(i, _)| i + 1)
 }
 
 /// Words of the file's own vocabulary, which errors may quote.
@@ -215,8 +238,9 @@ const KNOWN: [&str; 17] = [
 
 /// `message` with the text between each pair of double quotes or
 /// backquotes replaced by `…`, unless it is a word of the file's own
-/// vocabulary: serde quotes values (`invalid type: string "…"`) and
-/// unknown names as well as known ones, and either could be a key.
+/// vocabulary or a misspelling of one: serde quotes values (`invalid type:
+/// string "…"`) and unknown names as well as known ones, and either could
+/// be a key.
 fn blank_quoted(message: &str) -> String {
     let mut out = String::with_capacity(message.len());
     let mut rest = message;
@@ -231,7 +255,7 @@ fn blank_quoted(message: &str) -> String {
         match after.find(quote) {
             Some(close) => {
                 let inner = &after[..close];
-                out.push_str(if KNOWN.contains(&inner) { inner } else { "…" });
+                out.push_str(if sayable(inner) { inner } else { "…" });
                 out.push(quote);
                 rest = &after[close + 1..];
             }
@@ -243,6 +267,20 @@ fn blank_quoted(message: &str) -> String {
     }
     out.push_str(rest);
     out
+}
+
+/// Whether an error may quote `word`: a word of [`KNOWN`], or a short
+/// name within two edits of one (a misspelt key, as `api_kye`), which no
+/// secret is.
+fn sayable(word: &str) -> bool {
+    KNOWN.contains(&word)
+        || (word.len() <= 24
+            && word
+                .chars()
+                .all(|c| c.is_ascii_lowercase() || c == '_' || c == '-')
+            && KNOWN
+                .iter()
+                .any(|k| strsim::damerau_levenshtein(k, word) <= 2))
 }
 
 #[cfg(test)]

@@ -199,6 +199,21 @@ fn errors_never_quote_the_file() {
 }
 
 #[test]
+fn a_misspelt_key_is_named() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = write(
+        dir.path(),
+        "typo.toml",
+        "[providers.openai]\napi_kye = \"x\"\n",
+        0o600,
+    );
+    let err = Config::load_from(&path).unwrap_err().to_string();
+    assert!(err.contains("typo.toml:2:"), "{err}");
+    assert!(err.contains("`api_kye`"), "{err}");
+    assert!(err.contains("`api_key`"), "{err}");
+}
+
+#[test]
 fn a_debug_print_of_the_settings_hides_the_key() {
     let dir = tempfile::tempdir().unwrap();
     let path = write(

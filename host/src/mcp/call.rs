@@ -19,7 +19,7 @@ use tokio::sync::mpsc;
 use super::approve::with_call_cancel;
 use super::server::McpServer;
 use crate::approval::{Approval, Approvals};
-use crate::base::{CancelToken, ProgressEvent, ProgressSink};
+use crate::base::{CancelToken, ProgressEvent, ProgressSink, Verbosity, terminal_line};
 use crate::capability::WriteMode;
 use crate::pipeline::{self, CallResult, Invocation};
 use crate::protocol::ToolOutcome;
@@ -120,6 +120,9 @@ pub(super) async fn run(
                     result.call_id
                 );
             }
+            if server.options.verbosity == Verbosity::Verbose {
+                say_call(&result, &caller_name);
+            }
             drop(in_flight);
             result
         })
@@ -165,4 +168,30 @@ fn progress_to(
         let _ = tx.send(p.clone());
     });
     (sink, forwarder)
+}
+
+/// With `-v`, one line per call on stderr, its grant cuts and every log line.
+fn say_call(result: &CallResult, caller: &str) {
+    let outcome = match &result.outcome {
+        ToolOutcome::Success(_) => "success".to_string(),
+        ToolOutcome::Error(e) => format!("error ({})", e.kind),
+        ToolOutcome::Denied { .. } => "denied".to_string(),
+        ToolOutcome::Cancelled => "cancelled".to_string(),
+    };
+    let ms = result.report.as_ref().map_or(0, |r| r.duration.as_millis());
+    eprintln!(
+        "warden mcp: {} from {}: {outcome} ({ms} ms)",
+        terminal_line(&result.tool),
+        terminal_line(caller)
+    );
+    for cut in &result.grant_cuts {
+        eprintln!(
+            "warden mcp: note: declared {} → granted {}",
+            terminal_line(&cut.declared),
+            terminal_line(&cut.granted)
+        );
+    }
+    for line in result.report.iter().flat_map(|r| &r.logs) {
+        eprintln!("[{:?}] {}", line.level, terminal_line(&line.message));
+    }
 }

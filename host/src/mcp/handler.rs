@@ -45,10 +45,11 @@ struct Client {
 
 impl McpSession {
     pub(super) fn new(server: Arc<McpServer>) -> McpSession {
+        let roots = Roots::new(server.options.verbosity);
         McpSession {
             server,
             client: OnceLock::new(),
-            roots: Roots::default(),
+            roots,
         }
     }
 

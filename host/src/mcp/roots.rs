@@ -13,17 +13,27 @@ use rmcp::RoleServer;
 use rmcp::service::Peer;
 use tokio::sync::Mutex;
 
+use crate::base::Verbosity;
+
 /// How long a client has to answer `roots/list`.
 const ROOTS_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// The workspace a session resolved from the client's roots, refreshed
 /// when the client says they changed.
-#[derive(Default)]
 pub(super) struct Roots {
     resolved: Mutex<Option<PathBuf>>,
+    /// Whether a root left out or unread is said on stderr.
+    warn: bool,
 }
 
 impl Roots {
+    pub(super) fn new(verbosity: Verbosity) -> Roots {
+        Roots {
+            resolved: Mutex::new(None),
+            warn: verbosity.shows_warnings(),
+        }
+    }
+
     /// Forget the resolved workspace: the roots changed.
     pub(super) async fn changed(&self) {
         *self.resolved.lock().await = None;
@@ -47,15 +57,19 @@ impl Roots {
         let uris: Vec<String> = match listed {
             Ok(Ok(uris)) => uris,
             Ok(Err(e)) => {
-                eprintln!("warden mcp: the client's roots could not be read ({e}); using -w");
+                if self.warn {
+                    eprintln!("warden mcp: the client's roots could not be read ({e}); using -w");
+                }
                 return bound.to_path_buf();
             }
             Err(_) => {
-                eprintln!("warden mcp: the client did not list its roots in time; using -w");
+                if self.warn {
+                    eprintln!("warden mcp: the client did not list its roots in time; using -w");
+                }
                 return bound.to_path_buf();
             }
         };
-        let ws = narrowed(bound, &uris);
+        let ws = narrowed(bound, &uris, self.warn);
         *resolved = Some(ws.clone());
         ws
     }
@@ -71,10 +85,12 @@ async fn list_roots(peer: &Peer<RoleServer>) -> Result<Vec<String>, rmcp::Servic
 }
 
 /// The first of `uris` that lies inside `bound`, else `bound`.
-fn narrowed(bound: &Path, uris: &[String]) -> PathBuf {
+fn narrowed(bound: &Path, uris: &[String], warn: bool) -> PathBuf {
     for uri in uris {
         let Some(dir) = file_uri_path(uri).and_then(|p| std::fs::canonicalize(p).ok()) else {
-            eprintln!("warden mcp: root {uri:?} is not a local directory; ignored");
+            if warn {
+                eprintln!("warden mcp: root {uri:?} is not a local directory; ignored");
+            }
             continue;
         };
         if !dir.is_dir() {
@@ -86,7 +102,9 @@ fn narrowed(bound: &Path, uris: &[String]) -> PathBuf {
         if bound.starts_with(&dir) {
             return bound.to_path_buf();
         }
-        eprintln!("warden mcp: root {uri:?} is outside the workspace -w; ignored");
+        if warn {
+            eprintln!("warden mcp: root {uri:?} is outside the workspace -w; ignored");
+        }
     }
     bound.to_path_buf()
 }
@@ -145,9 +163,12 @@ mod tests {
         let other = dir.path().join("other");
         std::fs::create_dir_all(&other).unwrap();
         let uri = |p: &Path| format!("file://{}", p.display());
-        assert_eq!(narrowed(&bound, &[uri(&other), uri(&inner)]), inner);
-        assert_eq!(narrowed(&bound, &[uri(&other)]), bound);
-        assert_eq!(narrowed(&bound, &[uri(dir.path())]), bound);
-        assert_eq!(narrowed(&bound, &["file:///no/such/dir".into()]), bound);
+        assert_eq!(narrowed(&bound, &[uri(&other), uri(&inner)], false), inner);
+        assert_eq!(narrowed(&bound, &[uri(&other)], false), bound);
+        assert_eq!(narrowed(&bound, &[uri(dir.path())], false), bound);
+        assert_eq!(
+            narrowed(&bound, &["file:///no/such/dir".into()], false),
+            bound
+        );
     }
 }

@@ -17,7 +17,7 @@ use tokio::sync::Notify;
 
 use super::McpError;
 use crate::audit::{AuditError, AuditLog};
-use crate::base::{CallGate, CancelToken, Limits};
+use crate::base::{CallGate, CancelToken, Limits, Verbosity};
 use crate::home::Home;
 use crate::plugin::Catalog;
 use crate::policy::{LimitOverrides, Policy};
@@ -40,6 +40,9 @@ pub struct McpOptions {
     pub list_denied: bool,
     /// Read-only calls that may run at once.
     pub parallel: usize,
+    /// What the server says on stderr: `Quiet` no warnings, `Verbose` a
+    /// line per call with its grant cuts and plugin logs.
+    pub verbosity: Verbosity,
 }
 
 /// The state shared by every session.
@@ -71,6 +74,11 @@ impl McpServer {
                 reason: "not a directory that can be opened".into(),
             })?;
         let catalog = Catalog::open(&options.home)?;
+        if options.verbosity.shows_warnings() {
+            for problem in catalog.problems() {
+                eprintln!("warden mcp: warning: {problem}");
+            }
+        }
         let audit = Arc::new(AuditLog::open(&crate::audit::log_path(&options.home))?);
         Ok(Arc::new(McpServer {
             gate: CallGate::new(options.parallel),

@@ -125,6 +125,9 @@ pub struct Catalog {
     /// Plugins loaded so far, by sha256: each keeps its `InstancePre`s, so
     /// later calls only instantiate.
     loaded: Mutex<HashMap<String, Arc<LoadedPlugin>>>,
+    /// What went wrong reading the data directory, each once: the catalog
+    /// opened without the plugins it could not vouch for.
+    problems: Vec<CatalogError>,
 }
 
 impl Catalog {
@@ -139,12 +142,22 @@ impl Catalog {
         let runtime = Runtime::with_instances(home.cache_dir(), instances)?;
         let registry = Registry::new(home.plugins_dir());
         let lock_path = home.root().join(LOCKFILE);
-        let lock = Lockfile::read(&lock_path);
+        let mut problems = Vec::new();
+        let installed = registry.list().unwrap_or_else(|e| {
+            problems.push(CatalogError::Install(e));
+            Vec::new()
+        });
+        let lock = Lockfile::read(&lock_path).map_err(|e| {
+            // Said once, for the catalog; each plugin is refused in short.
+            if !installed.is_empty() {
+                problems.push(CatalogError::Lock(e));
+            }
+        });
         let mut entries = Vec::new();
         for b in BUILTIN {
             entries.push(builtin_entry(&runtime, b)?);
         }
-        for installed in registry.list() {
+        for installed in installed {
             let name = installed.meta.manifest.name.clone();
             let path = registry.component_path(&name);
             let approval = match &lock {
@@ -156,7 +169,9 @@ impl Catalog {
                     },
                     Err(why) => Approval::Decided(Some(why.to_string())),
                 },
-                Err(e) => Approval::Decided(Some(e.to_string())),
+                Err(()) => Approval::Decided(Some(
+                    "the plugin lockfile cannot be read (see the warning above)".to_string(),
+                )),
             };
             entries.push(PluginEntry {
                 meta: installed.meta,
@@ -172,11 +187,18 @@ impl Catalog {
             lock_path,
             entries,
             loaded: Mutex::default(),
+            problems,
         })
     }
 
     pub fn runtime(&self) -> &Runtime {
         &self.runtime
+    }
+
+    /// What could not be read in the data directory (an unreadable
+    /// plugins directory or lockfile), for the caller to report once.
+    pub fn problems(&self) -> &[CatalogError] {
+        &self.problems
     }
 
     pub fn plugins(&self) -> &[PluginEntry] {

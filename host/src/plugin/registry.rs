@@ -69,11 +69,19 @@ impl Registry {
         Registry { dir }
     }
 
-    /// Every installed plugin with a readable record, sorted by name.
-    /// Directories without a valid record (an interrupted install) are skipped.
-    pub fn list(&self) -> Vec<InstalledPlugin> {
-        let Ok(entries) = std::fs::read_dir(&self.dir) else {
-            return Vec::new();
+    /// Every installed plugin with a readable record, sorted by name; no
+    /// directory yet is none. Directories without a valid record (an
+    /// interrupted install) are skipped.
+    pub fn list(&self) -> Result<Vec<InstalledPlugin>, InstallError> {
+        let entries = match std::fs::read_dir(&self.dir) {
+            Ok(entries) => entries,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+            Err(source) => {
+                return Err(InstallError::Read {
+                    path: self.dir.clone(),
+                    source,
+                });
+            }
         };
         let mut out: Vec<InstalledPlugin> = entries
             .filter_map(Result::ok)
@@ -83,7 +91,7 @@ impl Registry {
             .filter_map(|bytes| serde_json::from_slice(&bytes).ok())
             .collect();
         out.sort_by(|a, b| a.meta.manifest.name.cmp(&b.meta.manifest.name));
-        out
+        Ok(out)
     }
 
     /// The installed plugin called `name` (never a path: names are validated).

@@ -105,7 +105,7 @@ fn by_rule(index: usize, rule: &Rule) -> Decision {
     Decision {
         verdict: rule.decision,
         by: DecidedBy::Rule {
-            index,
+            index: Some(index),
             name: rule.name.clone(),
         },
         reason: rule.reason.clone(),
@@ -120,7 +120,7 @@ pub(super) fn protected_denial(path: &str, read_only: bool) -> Decision {
     Decision {
         verdict: Verdict::Deny,
         by: DecidedBy::Rule {
-            index: usize::MAX,
+            index: None,
             name: PROTECTED_RULE.to_string(),
         },
         reason: Some(format!(

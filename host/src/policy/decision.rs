@@ -107,11 +107,13 @@ impl std::fmt::Display for Verdict {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum DecidedBy {
-    /// A rule of the policy. The built-in protected-paths check reports
-    /// itself as the rule `protected-paths` at index `usize::MAX`.
+    /// A rule of the policy, or a built-in check reporting itself as a
+    /// rule (`protected-paths`, `shell-safety`), which has no index.
     Rule {
-        /// Position of the rule in the policy file, from 0.
-        index: usize,
+        /// Position of the rule in the policy file, from 0; absent for a
+        /// built-in check.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        index: Option<usize>,
         /// The rule's name.
         name: String,
     },

@@ -18,6 +18,7 @@ mod grants;
 mod host_reach;
 mod inline_test;
 mod limits;
+mod lint;
 mod matchers;
 mod outright;
 mod process;
@@ -40,6 +41,7 @@ pub use grants::{ExtraDir, GrantSpec, GrantTable, Grants, LimitOverrides, Worksp
 pub use host_reach::HostReach;
 pub use inline_test::{PolicyTest, TestOutcome};
 pub use limits::LimitAboveCeiling;
+pub use lint::{KnownTool, PolicyLint};
 pub use process::{ProcessSpec, ProcessTable, ToolchainDir, default_limits};
 pub use protected::{DEFAULT_PROTECTED, Protected, normalize_path};
 pub use rule::{ArgMatcher, Rule};
@@ -250,6 +252,8 @@ struct PolicyFile {
 struct RuleFile {
     pub name: Spanned<String>,
     pub tools: Option<Spanned<Vec<String>>>,
+    /// The plugin `tools` belong to, which may not be installed here.
+    pub plugin: Option<String>,
     pub decision: Verdict,
     pub reason: Option<String>,
     #[serde(default)]

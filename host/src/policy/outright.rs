@@ -37,7 +37,7 @@ impl Policy {
                 return Some(Decision {
                     verdict: Verdict::Deny,
                     by: DecidedBy::Rule {
-                        index: i,
+                        index: Some(i),
                         name: rule.name.clone(),
                     },
                     reason: rule.reason.clone(),

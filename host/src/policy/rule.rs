@@ -43,6 +43,10 @@ pub struct Rule {
     /// For a rule with `commands`: the `shell` command parts it decides.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub commands: Option<CommandMatch>,
+    /// The plugin the rule's tools belong to, when the policy says (it may
+    /// not be installed here; see [`super::PolicyLint`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub plugin: Option<String>,
 }
 
 /// How one argument is matched. A missing argument, or one that is not a
@@ -159,6 +163,7 @@ pub(super) fn compile(file: RuleFile, loc: &Locator<'_>) -> Result<Rule, PolicyE
         reason: file.reason,
         args,
         commands,
+        plugin: file.plugin,
     })
 }
 

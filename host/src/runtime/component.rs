@@ -25,6 +25,14 @@ pub const PLUGIN_EXPORT: &str = "warden:tool/plugin";
 pub enum LoadError {
     #[error(transparent)]
     Manifest(#[from] ManifestError),
+    #[error(
+        "not a WebAssembly file (it does not start with the `\\0asm` magic bytes); give the .wasm a plugin build produced"
+    )]
+    NotWasm,
+    #[error(
+        "a core WebAssembly module, not a component; build the plugin with warden-sdk for wasm32-wasip2 (or wrap it with `wasm-tools component new`)"
+    )]
+    CoreModule,
     #[error("not a valid WebAssembly component: {0}")]
     Compile(String),
     #[error(
@@ -52,6 +60,16 @@ pub enum SchemaError {
     /// The tool's input schema does not compile.
     #[error("{0}")]
     Invalid(String),
+}
+
+/// Refuse, in one line, bytes that are not a WebAssembly component: the
+/// magic bytes, then the component layer (a core module has layer 0).
+pub fn check_preamble(wasm: &[u8]) -> Result<(), LoadError> {
+    match wasm.get(..8) {
+        Some([0, b'a', b's', b'm', _, _, 1, 0]) => Ok(()),
+        Some([0, b'a', b's', b'm', _, _, 0, 0]) => Err(LoadError::CoreModule),
+        Some(_) | None => Err(LoadError::NotWasm),
+    }
 }
 
 /// Everything known about a component without running a tool.

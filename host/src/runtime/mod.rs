@@ -119,6 +119,7 @@ impl Runtime {
             )));
         }
 
+        component::check_preamble(wasm)?;
         let manifest = Manifest::from_component(wasm)?;
         let component = self
             .cache

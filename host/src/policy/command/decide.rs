@@ -179,7 +179,7 @@ impl Policy {
             command: part.text.clone(),
             verdict,
             by: DecidedBy::Rule {
-                index: i,
+                index: Some(i),
                 name: self.rule_name(i).to_string(),
             },
             reason: self.rules.get(i).and_then(|r| r.reason.clone()),
@@ -243,7 +243,7 @@ fn stronger(a: Verdict, b: Verdict) -> Verdict {
 
 fn safety() -> DecidedBy {
     DecidedBy::Rule {
-        index: usize::MAX,
+        index: None,
         name: SHELL_SAFETY_RULE.to_string(),
     }
 }

@@ -80,7 +80,7 @@ fn one_denied_part_denies_the_whole_command() {
     assert_eq!(
         d.by,
         DecidedBy::Rule {
-            index: 3,
+            index: Some(3),
             name: "no-network".into()
         }
     );
@@ -144,7 +144,7 @@ fn substitutions_ask_and_their_commands_are_decided_too() {
     assert_eq!(
         d.by,
         DecidedBy::Rule {
-            index: usize::MAX,
+            index: None,
             name: SHELL_SAFETY_RULE.into()
         }
     );
@@ -209,7 +209,7 @@ fn risky_options_ask_unless_the_prefix_names_them() {
     assert_eq!(
         d.by,
         DecidedBy::Rule {
-            index: usize::MAX,
+            index: None,
             name: SHELL_SAFETY_RULE.into()
         }
     );
@@ -340,7 +340,7 @@ fn protected_paths_in_words_targets_and_cwd_are_denied() {
         assert_eq!(
             d.by,
             DecidedBy::Rule {
-                index: usize::MAX,
+                index: None,
                 name: "protected-paths".into()
             },
             "{input}"

@@ -78,7 +78,7 @@ fn writing_a_protected_path_is_denied_whatever_the_rules_say() {
         assert_eq!(
             d.by,
             DecidedBy::Rule {
-                index: usize::MAX,
+                index: None,
                 name: PROTECTED_RULE.into()
             }
         );

@@ -31,7 +31,11 @@ path = { prefix = "secret" }
 
 fn by_rule(d: &Decision) -> (&str, usize) {
     match &d.by {
-        DecidedBy::Rule { index, name } => (name.as_str(), *index),
+        DecidedBy::Rule {
+            index: Some(index),
+            name,
+        } => (name.as_str(), *index),
+        DecidedBy::Rule { name, index: None } => panic!("decided by built-in {name}, not a rule"),
         DecidedBy::Mode(m) => panic!("decided by mode {m}, not a rule"),
     }
 }
