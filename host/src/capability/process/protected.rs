@@ -23,37 +23,8 @@ use walkdir::{DirEntry, WalkDir};
 
 use crate::capability::PathGuard;
 
-use super::scan_cache::{self, Stamp};
-
-/// What a path is, as far as covering it goes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum Kind {
-    Dir,
-    /// A regular file, device, fifo or socket.
-    File,
-    Symlink,
-}
-
-/// What a walk of a workspace found: everything in a [`Scan`] but the git
-/// directories, which are read again for each call.
-#[derive(Debug, Default)]
-pub(super) struct Walked {
-    /// Workspace-relative protected paths, and other names of hard-linked
-    /// protected files.
-    pub paths: Vec<(PathBuf, Kind)>,
-    /// Every unprotected directory walked (`""` for the root), with its
-    /// stamp: a directory gains or loses entries only with a new ctime,
-    /// which no process can set back, so the sweep reads only the
-    /// directories whose stamp moved (or that were racy).
-    pub dirs: Vec<(PathBuf, Stamp)>,
-    /// The protected directories, and their subdirectories, whose files
-    /// were examined for other links.
-    pub link_dirs: Vec<(PathBuf, Stamp)>,
-    /// When the walk began ([`scan_cache::now`]).
-    pub started: i128,
-    /// Whether every directory could be read.
-    pub complete: bool,
-}
+pub(super) use super::scan_cache::Kind;
+use super::scan_cache::{self, Stamp, Walked};
 
 /// The protected paths found in a workspace.
 #[derive(Debug, Default)]

@@ -20,8 +20,6 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use crate::capability::PathGuard;
 
-use super::protected::Walked;
-
 /// How recent a directory's change may be, against the start of the walk
 /// that listed it, before its ctime is not trusted to reveal later changes:
 /// longer than the coarsest timestamps of a Linux filesystem in use for
@@ -35,6 +33,36 @@ pub(super) const RACY: Duration = match cfg!(test) {
 
 /// Workspaces remembered at once; the oldest is dropped past it.
 const CAPACITY: usize = 16;
+
+/// What a path is, as far as covering it goes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Kind {
+    Dir,
+    /// A regular file, device, fifo or socket.
+    File,
+    Symlink,
+}
+
+/// What a walk of a workspace found: everything in a protected-path scan
+/// but the git directories, which are read again for each call.
+#[derive(Debug, Default)]
+pub(super) struct Walked {
+    /// Workspace-relative protected paths, and other names of hard-linked
+    /// protected files.
+    pub paths: Vec<(PathBuf, Kind)>,
+    /// Every unprotected directory walked (`""` for the root), with its
+    /// stamp: a directory gains or loses entries only with a new ctime,
+    /// which no process can set back, so the sweep reads only the
+    /// directories whose stamp moved (or that were racy).
+    pub dirs: Vec<(PathBuf, Stamp)>,
+    /// The protected directories, and their subdirectories, whose files
+    /// were examined for other links.
+    pub link_dirs: Vec<(PathBuf, Stamp)>,
+    /// When the walk began ([`now`]).
+    pub started: i128,
+    /// Whether every directory could be read.
+    pub complete: bool,
+}
 
 /// What identifies a directory's entries: a new entry, a removed or
 /// renamed one, or another directory at the same path changes it.
