@@ -20,8 +20,8 @@ pub struct LimitArgs {
     /// Set any per-call limit, e.g. `--limit log-lines=50` (repeatable). Keys:
     /// deadline-ms, memory-mib, output-bytes, stdio-bytes, log-lines, log-bytes,
     /// progress-events, hostcall-fuel, resource-handles, random-bytes,
-    /// http-request-bytes, http-response-bytes, http-requests, workers. A limit the
-    /// policy sets is a ceiling: asking for more is a usage error.
+    /// http-request-bytes, http-response-bytes, http-requests, workers, write-bytes.
+    /// A limit the policy sets is a ceiling: asking for more is a usage error.
     #[arg(long = "limit", value_name = "KEY=VALUE")]
     pub limits: Vec<String>,
 }
