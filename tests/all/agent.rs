@@ -200,6 +200,85 @@ fn the_demo_replay_runs_end_to_end() {
     assert!(read.contains("MAX_ATTEMPTS = 4"), "{read}");
 }
 
+/// Copies the tree at `from` into `to` (files and directories only).
+fn copy_tree(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let target = to.join(entry.file_name());
+        match entry.file_type().unwrap().is_dir() {
+            true => copy_tree(&entry.path(), &target),
+            false => {
+                std::fs::copy(entry.path(), &target).unwrap();
+            }
+        }
+    }
+}
+
+/// The second demo: the agent runs the failing tests with the `shell`
+/// tool, fixes the function, and runs them again, under `workspace-write`.
+/// It runs on a copy, so the checked-in workspace keeps its bug.
+#[test]
+fn the_fix_demo_replay_fixes_the_test_and_runs_the_tests() {
+    let demo = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/fix-demo");
+    let tmp = tempfile::tempdir().unwrap();
+    let ws = tmp.path().join("workspace");
+    copy_tree(&demo.join("workspace"), &ws);
+    let checked_in = std::fs::read_to_string(demo.join("workspace/app/slug.py")).unwrap();
+    let run = run_agent(
+        shared_home(),
+        &[
+            "--replay",
+            demo.join("replay.jsonl").to_str().unwrap(),
+            "-w",
+            ws.to_str().unwrap(),
+            "--policy",
+            "workspace-write",
+            "Fix the failing test in tests/test_slug.py.",
+        ],
+    );
+    assert_eq!(run.code, Some(0), "{}", run.stderr);
+    let results: Vec<&Value> = run.of_type("tool_result").collect();
+    assert_eq!(
+        run.outcomes(),
+        ["call_1", "call_2", "call_3", "call_4"].map(|id| (id.to_string(), "success".to_string())),
+        "{results:#?}\n{}",
+        run.stderr
+    );
+    let session = load_session(shared_home(), &run.session_id());
+    assert_paired(&session.messages);
+    let result_of = |id: &str| {
+        session
+            .messages
+            .iter()
+            .find_map(|m| match m {
+                Message::Tool {
+                    call_id, content, ..
+                } if call_id == id => Some(content.clone()),
+                _ => None,
+            })
+            .unwrap()
+    };
+    let before = result_of("call_1");
+    assert!(before.contains("exit code 1"), "{before}");
+    assert!(before.contains("FAILED (failures=1)"), "{before}");
+    let after = result_of("call_4");
+    assert!(after.contains("exit code 0"), "{after}");
+    assert!(
+        after.contains("Ran 2 tests") && after.contains("\nOK"),
+        "{after}"
+    );
+    let fixed = std::fs::read_to_string(ws.join("app/slug.py")).unwrap();
+    assert!(fixed.contains("title.lower()"), "{fixed}");
+    assert_eq!(run.finished()["reason"]["kind"], "done");
+    assert_eq!(
+        std::fs::read_to_string(demo.join("workspace/app/slug.py")).unwrap(),
+        checked_in,
+        "the checked-in workspace was changed"
+    );
+    assert!(!demo.join("workspace/app/__pycache__").exists());
+}
+
 #[test]
 fn the_json_event_stream_keeps_its_shape() {
     let demo = demo_dir();

@@ -21,7 +21,7 @@ enabled = true
 [[rule]]
 name = "these-programs-run"
 decision = "allow"
-commands = ["python3", "cat", "sleep", "true", "ls"]
+commands = ["python3", "cat", "sleep", "true", "ls", "setsid sleep", "nohup sleep"]
 "#;
 
 /// The same, with processes not granted.
@@ -173,6 +173,10 @@ fn a_command_past_its_timeout_is_killed_with_everything_it_started() {
     assert_eq!(code, Some(1), "{v}");
     assert_eq!(v["outcome"]["kind"], "timeout", "{v}");
     assert!(text(&v).contains("was stopped"), "{v}");
+    let (calls, shown) = audited_calls(s.home.path(), "shell");
+    let p = &calls[0]["exercised"]["processes"][0];
+    assert_eq!(p["stopped"], "deadline", "{shown}");
+    assert!(p["duration_ms"].as_u64().unwrap() >= 400, "{shown}");
 }
 
 #[test]
@@ -191,6 +195,7 @@ fn without_a_process_grant_the_process_interface_is_not_linked() {
 fn the_audit_record_keeps_each_command_and_its_confinement() {
     let s = setup(RUN_POLICY);
     std::fs::create_dir(s.ws.path().join("sub")).unwrap();
+    std::fs::write(s.ws.path().join("sub/f1"), "").unwrap();
     let (code, v, _) = shell(&s, json!({"command": "ls", "cwd": "sub"}));
     assert_eq!(code, Some(0), "{v}");
     let (calls, shown) = audited_calls(s.home.path(), "shell");
@@ -198,6 +203,10 @@ fn the_audit_record_keeps_each_command_and_its_confinement() {
     assert_eq!(p["command"], "ls", "{shown}");
     assert_eq!(p["cwd"], "sub");
     assert_eq!(p["exit"]["code"], 0);
+    assert_eq!(p["stdout_bytes"], 3, "{shown}");
+    assert_eq!(p["stderr_bytes"], 0, "{shown}");
+    assert!(p["duration_ms"].is_u64(), "{shown}");
+    assert!(p.get("stopped").is_none(), "{shown}");
     let c = &p["confinement"];
     assert_eq!(c["mode"], "full");
     assert!(c["landlock_abi"].as_u64().unwrap() >= 6, "{c}");
@@ -251,4 +260,64 @@ fn the_warden_process_confines_itself_before_a_call_runs() {
     assert!(out.status.success(), "{err}");
     assert!(confined, "the process never showed no_new_privs");
     assert!(!err.contains("could not confine itself"), "{err}");
+}
+
+/// The processes whose command line holds `marker`, but warden itself.
+fn alive_with(marker: &str) -> Vec<String> {
+    let mut alive = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let cmdline = std::fs::read(entry.path().join("cmdline")).unwrap_or_default();
+        let cmdline = String::from_utf8_lossy(&cmdline).replace('\0', " ");
+        if cmdline.contains(marker) && !cmdline.contains("tool call shell") {
+            alive.push(format!(
+                "{}: {cmdline}",
+                entry.file_name().to_string_lossy()
+            ));
+        }
+    }
+    alive
+}
+
+#[test]
+fn ctrl_c_in_the_middle_of_a_long_build_ends_the_whole_tree_within_a_second() {
+    use rexpect::process::WaitStatus;
+    use std::time::{Duration, Instant};
+    let s = setup(RUN_POLICY);
+    // A duration no other process uses marks the call's processes.
+    let marker = format!("3{}.{}", std::process::id() % 1000, 7);
+    let input = json!({
+        "command": format!(
+            "sleep {marker} & (setsid sleep {marker} &) ; nohup sleep {marker} & \
+             python3 -c 'import time; time.sleep({marker})'"
+        ),
+        "timeout_ms": 60_000,
+    })
+    .to_string();
+    let mut cmd = warden(s.home.path());
+    cmd.args(["tool", "call", "shell", "--non-interactive", "--policy"])
+        .arg(&s.policy)
+        .arg("-w")
+        .arg(s.ws.path())
+        .args(["--input", &input]);
+    let mut p = rexpect::session::spawn_command(cmd, Some(20_000)).unwrap();
+    let started = Instant::now();
+    while alive_with(&marker).len() < 4 && started.elapsed() < Duration::from_secs(15) {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert!(alive_with(&marker).len() >= 4, "the build never started");
+    p.send_control('c').unwrap();
+    let pressed = Instant::now();
+    let mut left = alive_with(&marker);
+    while !left.is_empty() && pressed.elapsed() < Duration::from_secs(1) {
+        std::thread::sleep(Duration::from_millis(10));
+        left = alive_with(&marker);
+    }
+    assert!(left.is_empty(), "alive 1 s after Ctrl-C: {left:?}");
+    let rest = p.exp_eof().unwrap();
+    match p.process().wait().unwrap() {
+        WaitStatus::Exited(_, code) => assert_eq!(code, 4, "{rest}"),
+        other => panic!("warden did not exit normally: {other:?}\n{rest}"),
+    }
+    let (calls, shown) = audited_calls(s.home.path(), "shell");
+    assert_eq!(calls[0]["outcome"], "cancelled", "{shown}");
 }

@@ -105,6 +105,13 @@ fn open(args: &McpArgs, verbosity: Verbosity) -> Result<Arc<McpServer>, (Exit, S
     let canonical = super::workspace_trust::canonical_workspace(&workspace).map_err(usage)?;
     super::workspace_trust::check(&canonical, &home, args.trust_workspace).map_err(usage)?;
     let (limits, limit_requests) = requested_limits(&args.limit).map_err(usage)?;
+    // Before any thread starts (the catalog's, the audit writer's, tokio's):
+    // the process confines itself. Every workspace a client's roots choose
+    // lies inside this one, so the ruleset never needs widening.
+    let read = args.token_file.iter().cloned().collect();
+    if let Some(warning) = super::self_confine::confine_self(&home, &workspace, &policy, read) {
+        eprintln!("warden mcp: warning: {warning}");
+    }
     crate::config::register_key_variables();
     crate::runtime::warm_up_wasi_io();
     let server = McpServer::open(McpOptions {

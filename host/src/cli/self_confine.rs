@@ -1,5 +1,5 @@
 //! The Warden process confines itself with Landlock before any guest code
-//! runs (`tool call`, `run`), while it still has one thread: from then on
+//! runs (`tool call`, `run`, `mcp`), while it still has one thread: from then on
 //! it may read the system, its data directory and what the policy could
 //! grant a call, and write only its data directory, the temporary
 //! directory and the workspace (when a call could be granted writes).

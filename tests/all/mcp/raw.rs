@@ -187,3 +187,57 @@ fn a_client_that_leaves_mid_call_stops_its_guest_and_leaves_a_record() {
     assert_eq!(record["outcome"], "cancelled", "{record}");
     assert_eq!(record["caller"], "mcp:raw/0", "{record}");
 }
+
+/// Each thread of `pid`: its name, and whether it has `NoNewPrivs`
+/// (Landlock's `restrict_self` sets it on the thread it confines, and
+/// threads started later inherit it).
+fn no_new_privs_by_thread(pid: u32) -> Vec<(String, bool)> {
+    std::fs::read_dir(format!("/proc/{pid}/task"))
+        .unwrap()
+        .flatten()
+        .map(|task| {
+            let status = std::fs::read_to_string(task.path().join("status")).unwrap_or_default();
+            let set = status.lines().any(|l| l == "NoNewPrivs:\t1");
+            let name = std::fs::read_to_string(task.path().join("comm")).unwrap_or_default();
+            (name.trim().to_string(), set)
+        })
+        .collect()
+}
+
+#[test]
+fn the_server_confines_itself_before_any_thread_starts() {
+    let home = fresh_home();
+    let setup = Setup::new("auto");
+    let mut raw = Raw::start(home.path(), setup.args(&[]));
+    raw.initialize();
+    let read = raw.ask(json!({
+        "jsonrpc": "2.0", "id": 1, "method": "tools/call",
+        "params": {"name": "read_file", "arguments": {"path": "hello.txt"}},
+    }));
+    assert_eq!(read["result"]["isError"], false, "{read}");
+    // tokio's workers, wasmtime's and the audit writer run by now: every
+    // one of them is inside the domain.
+    // The spawner is started just before the domain, on purpose: confined
+    // children are cloned from it (docs/sandbox.md, host self-confinement).
+    let threads = no_new_privs_by_thread(raw.child.id());
+    assert!(threads.len() > 2, "{threads:?}");
+    assert!(
+        threads
+            .iter()
+            .all(|(name, set)| *set || name == "warden-spawner"),
+        "{threads:?}"
+    );
+    assert!(
+        threads.iter().any(|(name, _)| name == "warden-spawner"),
+        "{threads:?}"
+    );
+    let write = raw.ask(json!({
+        "jsonrpc": "2.0", "id": 2, "method": "tools/call",
+        "params": {"name": "write_file", "arguments": {"path": "new.txt", "content": "hi"}},
+    }));
+    assert_eq!(write["result"]["isError"], false, "{write}");
+    assert_eq!(
+        std::fs::read_to_string(setup.sandbox.ws().join("new.txt")).unwrap(),
+        "hi"
+    );
+}

@@ -24,6 +24,7 @@ mod output;
 mod protected;
 mod report;
 mod request;
+mod scan_cache;
 mod seccomp;
 mod spawn;
 #[allow(unsafe_code)]

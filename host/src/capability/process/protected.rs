@@ -8,26 +8,23 @@
 //! levels inside a protected directory (`.git/config`,
 //! `.git/hooks/pre-commit`). A `.git` file's `gitdir:` target (and its
 //! `commondir`) is readable and read-only, or unreadable. Protected paths a
-//! call creates are removed when it ends (see `docs/sandbox.md`).
+//! call creates are removed when it ends (see `docs/sandbox.md`). The walk
+//! is reused across calls while the directories it read are unchanged
+//! (`scan_cache`).
 
 use std::collections::HashSet;
 use std::fs;
 use std::io;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use walkdir::{DirEntry, WalkDir};
 
 use crate::capability::PathGuard;
 
-/// What a path is, as far as covering it goes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum Kind {
-    Dir,
-    /// A regular file, device, fifo or socket.
-    File,
-    Symlink,
-}
+pub(super) use super::scan_cache::Kind;
+use super::scan_cache::{self, Stamp, Walked};
 
 /// The protected paths found in a workspace.
 #[derive(Debug, Default)]
@@ -36,17 +33,8 @@ pub(super) struct Scan {
     pub paths: Vec<(PathBuf, Kind)>,
     /// The git directories a `.git` file points to, outside the workspace.
     pub gitdirs: Vec<PathBuf>,
-    /// Every unprotected directory walked (`""` for the root), with its
-    /// change time: a directory gains or loses entries only with a new
-    /// ctime, which no process can set back, so the sweep reads only the
-    /// directories whose ctime moved.
-    pub dirs: Vec<(PathBuf, (i64, i64))>,
-}
-
-fn ctime(path: &Path) -> Option<(i64, i64)> {
-    fs::symlink_metadata(path)
-        .ok()
-        .map(|m| (m.ctime(), m.ctime_nsec()))
+    /// The walk the paths came from.
+    pub walked: Arc<Walked>,
 }
 
 fn kind(entry: &DirEntry) -> Kind {
@@ -68,17 +56,22 @@ fn rel_of<'a>(workspace: &Path, path: &'a Path) -> Option<&'a Path> {
 
 /// Walks `workspace` without following symlinks, calling `found` for each
 /// protected path (and not descending into protected directories).
+/// Returns whether every directory could be read.
 fn walk(
     workspace: &Path,
     guard: &PathGuard,
     mut found: impl FnMut(&DirEntry, &Path, bool),
-) -> io::Result<()> {
+) -> io::Result<bool> {
+    let mut complete = true;
     let mut it = WalkDir::new(workspace).follow_links(false).into_iter();
     while let Some(entry) = it.next() {
         let entry = match entry {
             Ok(e) => e,
             Err(e) if e.depth() == 0 => return Err(e.into()),
-            Err(_) => continue,
+            Err(_) => {
+                complete = false;
+                continue;
+            }
         };
         let Some(rel) = rel_of(workspace, entry.path()) else {
             continue;
@@ -89,12 +82,29 @@ fn walk(
             it.skip_current_dir();
         }
     }
-    Ok(())
+    Ok(complete)
 }
 
-/// Finds the protected paths of `workspace`.
+/// Finds the protected paths of `workspace`: the walk is reused while the
+/// directories it read are unchanged.
 pub(super) fn scan(workspace: &Path, guard: &PathGuard) -> io::Result<Scan> {
-    let mut scan = Scan::default();
+    let walked = scan_cache::walked(workspace, guard, || walk_protected(workspace, guard))?;
+    let mut scan = Scan {
+        paths: walked.paths.clone(),
+        gitdirs: Vec::new(),
+        walked,
+    };
+    gitdirs(workspace, guard, &mut scan);
+    Ok(scan)
+}
+
+/// Walks `workspace` for its protected paths, and the other names of its
+/// hard-linked protected files.
+fn walk_protected(workspace: &Path, guard: &PathGuard) -> io::Result<Walked> {
+    let mut scan = Walked {
+        started: scan_cache::now(),
+        ..Walked::default()
+    };
     let mut linked: HashSet<(u64, u64)> = HashSet::new();
     let mut note_links = |path: &Path| {
         if let Ok(m) = fs::symlink_metadata(path)
@@ -105,11 +115,11 @@ pub(super) fn scan(workspace: &Path, guard: &PathGuard) -> io::Result<Scan> {
         }
     };
     scan.dirs
-        .extend(ctime(workspace).map(|t| (PathBuf::new(), t)));
-    walk(workspace, guard, |entry, rel, protected| {
+        .extend(Stamp::of(workspace).map(|t| (PathBuf::new(), t)));
+    scan.complete = walk(workspace, guard, |entry, rel, protected| {
         if !protected {
             if entry.file_type().is_dir()
-                && let Some(t) = ctime(entry.path())
+                && let Some(t) = Stamp::of(entry.path())
             {
                 scan.dirs.push((rel.to_path_buf(), t));
             }
@@ -119,20 +129,34 @@ pub(super) fn scan(workspace: &Path, guard: &PathGuard) -> io::Result<Scan> {
         scan.paths.push((rel.to_path_buf(), k));
         match k {
             Kind::File => note_links(entry.path()),
-            Kind::Dir => WalkDir::new(entry.path())
-                .min_depth(1)
-                .max_depth(2)
-                .into_iter()
-                .flatten()
-                .filter(|e| e.file_type().is_file())
-                .for_each(|e| note_links(e.path())),
+            Kind::Dir => {
+                for e in WalkDir::new(entry.path()).max_depth(2) {
+                    let Ok(e) = e else {
+                        scan.complete = false;
+                        continue;
+                    };
+                    if e.file_type().is_file() {
+                        note_links(e.path());
+                    } else if e.file_type().is_dir() && e.depth() < 2 {
+                        match Stamp::of(e.path()) {
+                            Some(t) => scan.link_dirs.push((
+                                rel.join(
+                                    e.path().strip_prefix(entry.path()).unwrap_or(Path::new("")),
+                                ),
+                                t,
+                            )),
+                            None => scan.complete = false,
+                        }
+                    }
+                }
+            }
             Kind::Symlink => {}
         }
     })?;
     if !linked.is_empty() {
         let inos: HashSet<u64> = linked.iter().map(|(_, ino)| *ino).collect();
         let mut aliases = Vec::new();
-        walk(workspace, guard, |entry, rel, protected| {
+        let complete = walk(workspace, guard, |entry, rel, protected| {
             use walkdir::DirEntryExt;
             if !protected
                 && entry.file_type().is_file()
@@ -144,9 +168,9 @@ pub(super) fn scan(workspace: &Path, guard: &PathGuard) -> io::Result<Scan> {
                 aliases.push((rel.to_path_buf(), Kind::File));
             }
         })?;
+        scan.complete &= complete;
         scan.paths.extend(aliases);
     }
-    gitdirs(workspace, guard, &mut scan);
     Ok(scan)
 }
 
@@ -202,15 +226,17 @@ fn git_dir_at(path: &Path) -> Option<PathBuf> {
 
 /// Removes the protected paths that exist now but were not in `before`;
 /// returns them, workspace-relative. Reads only the directories whose
-/// ctime changed during the call, and the new ones below them.
+/// stamp changed since the walk (or that had changed too close to it to
+/// tell), and the new ones below them.
 pub(super) fn sweep(workspace: &Path, guard: &PathGuard, before: &Scan) -> Vec<String> {
     let known: HashSet<&Path> = before.paths.iter().map(|(p, _)| p.as_path()).collect();
-    let old_dirs: HashSet<&Path> = before.dirs.iter().map(|(p, _)| p.as_path()).collect();
+    let walked = &before.walked;
+    let old_dirs: HashSet<&Path> = walked.dirs.iter().map(|(p, _)| p.as_path()).collect();
     let mut created = Vec::new();
-    let mut changed: Vec<PathBuf> = before
+    let mut changed: Vec<PathBuf> = walked
         .dirs
         .iter()
-        .filter(|(rel, t)| ctime(&workspace.join(rel)) != Some(*t))
+        .filter(|(rel, t)| t.racy(walked.started) || Stamp::of(&workspace.join(rel)) != Some(*t))
         .map(|(rel, _)| rel.clone())
         .collect();
     while let Some(rel) = changed.pop() {
@@ -299,5 +325,92 @@ mod tests {
         assert_eq!(removed, [".git", "new/deep/.env.prod", "src.pem"]);
         assert!(root.join(".env").exists());
         assert!(!root.join(".git").exists());
+    }
+
+    /// Past a coarse clock tick, so that a change gets a new ctime even
+    /// without the kernel's fine-grained timestamps.
+    fn tick() {
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+
+    fn paths(scan: &Scan) -> Vec<String> {
+        let mut paths: Vec<String> = scan
+            .paths
+            .iter()
+            .map(|(p, _)| p.to_string_lossy().into_owned())
+            .collect();
+        paths.sort();
+        paths
+    }
+
+    #[test]
+    fn an_unchanged_tree_is_not_walked_again() {
+        let ws = tempfile::tempdir().unwrap();
+        let root = ws.path().canonicalize().unwrap();
+        fs::create_dir_all(root.join("a/b")).unwrap();
+        fs::write(root.join("a/b/.env"), "k").unwrap();
+        fs::write(root.join("a/b/c.rs"), "x").unwrap();
+        let first = scan(&root, &guard()).unwrap();
+        let second = scan(&root, &guard()).unwrap();
+        assert!(Arc::ptr_eq(&first.walked, &second.walked));
+        fs::write(root.join("a/b/c.rs"), "changed content").unwrap();
+        let third = scan(&root, &guard()).unwrap();
+        assert!(Arc::ptr_eq(&first.walked, &third.walked));
+        assert_eq!(paths(&third), ["a/b/.env"]);
+    }
+
+    #[test]
+    fn a_protected_path_made_after_a_cached_walk_is_found() {
+        let ws = tempfile::tempdir().unwrap();
+        let root = ws.path().canonicalize().unwrap();
+        fs::create_dir_all(root.join("a/b")).unwrap();
+        fs::create_dir_all(root.join(".git/hooks")).unwrap();
+        fs::write(root.join(".git/config"), "x").unwrap();
+        fs::write(root.join("a/b/c.rs"), "x").unwrap();
+        let first = scan(&root, &guard()).unwrap();
+        assert_eq!(paths(&first), [".git"]);
+        tick();
+        fs::write(root.join("a/b/key.pem"), "k").unwrap();
+        assert_eq!(
+            paths(&scan(&root, &guard()).unwrap()),
+            [".git", "a/b/key.pem"]
+        );
+        tick();
+        fs::create_dir(root.join("a/b/d")).unwrap();
+        fs::write(root.join("a/b/d/.env"), "k").unwrap();
+        assert_eq!(
+            paths(&scan(&root, &guard()).unwrap()),
+            [".git", "a/b/d/.env", "a/b/key.pem"]
+        );
+        // Another name made inside a protected directory for a workspace
+        // file: only the protected directory's ctime moves.
+        tick();
+        fs::hard_link(root.join("a/b/c.rs"), root.join(".git/hooks/post-merge")).unwrap();
+        assert_eq!(
+            paths(&scan(&root, &guard()).unwrap()),
+            [".git", "a/b/c.rs", "a/b/d/.env", "a/b/key.pem"]
+        );
+        // A directory replaced by another at the same path.
+        tick();
+        fs::remove_dir_all(root.join("a")).unwrap();
+        fs::create_dir_all(root.join("a/b")).unwrap();
+        fs::write(root.join("a/b/.env.local"), "k").unwrap();
+        assert_eq!(
+            paths(&scan(&root, &guard()).unwrap()),
+            [".git", "a/b/.env.local"]
+        );
+    }
+
+    #[test]
+    fn the_sweep_after_a_cached_walk_removes_what_the_call_made() {
+        let ws = tempfile::tempdir().unwrap();
+        let root = ws.path().canonicalize().unwrap();
+        fs::create_dir_all(root.join("src/deep")).unwrap();
+        scan(&root, &guard()).unwrap();
+        let before = scan(&root, &guard()).unwrap();
+        tick();
+        fs::write(root.join("src/deep/.env"), "new").unwrap();
+        assert_eq!(sweep(&root, &guard(), &before), ["src/deep/.env"]);
+        assert!(!root.join("src/deep/.env").exists());
     }
 }

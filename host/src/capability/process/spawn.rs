@@ -43,6 +43,8 @@ pub(super) struct Prepared {
 pub(super) struct Started {
     pub pidfd: OwnedFd,
     pub started: Instant,
+    /// The child's mount namespace, to release once the tree is gone.
+    pub mount_ns: Option<OwnedFd>,
 }
 
 fn prepare_err(what: &'static str) -> impl Fn(std::io::Error) -> ProcessError {
@@ -210,7 +212,7 @@ pub(super) fn start(prepared: &mut Prepared) -> Result<Started, ProcessError> {
         ));
     };
     let program = plan.program.to_string_lossy().into_owned();
-    let (_pid, pidfd) =
+    let spawner::Launched { pidfd, mount_ns } =
         spawner::launch(plan).map_err(prepare_err("starting the confined process"))?;
     let started = Instant::now();
     let mut report = [0u8; 8];
@@ -224,7 +226,11 @@ pub(super) fn start(prepared: &mut Prepared) -> Result<Started, ProcessError> {
         }
     }
     if got == 0 {
-        return Ok(Started { pidfd, started });
+        return Ok(Started {
+            pidfd,
+            started,
+            mount_ns,
+        });
     }
     let _ = rustix::process::waitid(
         rustix::process::WaitId::PidFd(std::os::fd::AsFd::as_fd(&pidfd)),

@@ -93,6 +93,9 @@ pub(super) async fn supervise(
         .map_err(|e| ProcessError::Wait(std::io::Error::other(e)))?
         .map_err(|e| ProcessError::Wait(e.into()))?;
     let duration = started.started.elapsed();
+    if let Some(mount_ns) = started.mount_ns {
+        super::spawner::release(mount_ns);
+    }
     let exit = match status {
         Some(s) => match (s.exit_status(), s.terminating_signal()) {
             (Some(code), _) => ExitStatus::Code { code },
