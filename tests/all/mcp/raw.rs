@@ -77,6 +77,20 @@ impl Raw {
         assert_eq!(answer["result"]["serverInfo"]["name"], "warden", "{answer}");
         self.send(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
     }
+
+    /// Close stdin, as a client that is done does, and wait for the server
+    /// to exit (it flushes its audit records first); its exit code.
+    fn finish(mut self) -> Option<i32> {
+        drop(self.stdin.take());
+        let deadline = Instant::now() + Duration::from_secs(20);
+        loop {
+            if let Some(status) = self.child.try_wait().unwrap() {
+                return status.code();
+            }
+            assert!(Instant::now() < deadline, "warden mcp did not exit");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
 }
 
 impl Drop for Raw {
@@ -146,7 +160,7 @@ fn bad_messages_get_json_rpc_errors_and_the_server_keeps_serving() {
     }));
     assert_eq!(read["id"], 7);
     assert_eq!(read["result"]["isError"], false, "{read}");
-    drop(raw);
+    assert_eq!(raw.finish(), Some(0));
     // Only the one real call left a record.
     let (calls, shown) = audited_calls(home.path(), "read_file");
     assert_eq!(calls.len(), 1, "{shown}");
