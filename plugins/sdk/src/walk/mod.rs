@@ -26,11 +26,12 @@ mod progress;
 pub use progress::WalkProgress;
 
 /// The directory handle a walk uses: `wasi:filesystem` descriptors in the
-/// guest, host paths in native unit tests.
+/// guest.
 #[cfg(target_family = "wasm")]
-pub use wasi::WasiDir as WalkDir;
+pub type WalkDir = wasi::WasiDir;
+/// The directory handle a walk uses: host paths, in native unit tests.
 #[cfg(not(target_family = "wasm"))]
-pub use native::NativeDir as WalkDir;
+pub type WalkDir = native::NativeDir;
 
 /// What a directory entry is, as listed (symlinks are not resolved).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -463,9 +464,9 @@ pub fn start(target: &WorkspacePath, walker: &mut Walker) -> io::Result<WalkDir>
     let chain = descent(target);
     let (last, ancestors) = chain.split_last().ok_or(io::ErrorKind::NotFound)?;
     for (_, guest) in ancestors {
-        walker.enter_ancestor(&WalkDir(guest.into()), guest);
+        walker.enter_ancestor(&native::NativeDir(guest.into()), guest);
     }
-    Ok(WalkDir(last.1.clone().into()))
+    Ok(native::NativeDir(last.1.clone().into()))
 }
 
 #[cfg(test)]

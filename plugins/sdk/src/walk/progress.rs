@@ -49,7 +49,7 @@ impl WalkProgress {
         }
     }
 
-        /// The message to report at `now`, if one is due.
+    /// The message to report at `now`, if one is due.
     fn due(&mut self, now: Instant) -> Option<String> {
         if now.duration_since(self.last) < INTERVAL {
             return None;
