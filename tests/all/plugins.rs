@@ -49,7 +49,7 @@ fn install_call_list_inspect_remove() {
         .map(|p| p["name"].as_str().unwrap())
         .collect();
     assert_eq!(names, ["fs", "search", "shell", "web", "echo"]);
-    assert_eq!(v["plugins"][3]["builtin"], false);
+    assert_eq!(v["plugins"][4]["builtin"], false);
 
     let (code, out, _) = cli(home.path(), &["plugin", "inspect", "echo", "--json"]);
     assert_eq!(code, Some(0));
