@@ -2,9 +2,12 @@
 //! `tests/plugins/`) for wasm32-wasip2 and embeds the built-ins.
 //!
 //! On a fresh machine the wasm32-wasip2 target is added with rustup first.
-//! On Linux the `warden` binary is linked with `link/startup.ld`, which puts
-//! the code a cold `warden tool call` runs in one place at the front of the
-//! text (see `link/profile_startup.py`, which writes it).
+//! Release packaging may set `WARDEN_STARTUP_LAYOUT=1` to link the `warden`
+//! binary on Linux with `link/startup.ld`, which puts the code a cold
+//! `warden tool call` runs in one place at the front of the text (see
+//! `link/profile_startup.py`, which writes it, and docs/performance.md). The
+//! script names functions as one toolchain mangles them, so the default
+//! build does not use it.
 //! Generated in OUT_DIR:
 //! - `builtin.rs`: the `BUILTIN` table (bytes and sha256 of `fs`, `search`, `shell` and `web`);
 //! - `test_plugins.rs`: paths of every built guest, for tests and benches;
@@ -20,6 +23,8 @@ use sha2::{Digest, Sha256};
 const TARGET: &str = "wasm32-wasip2";
 /// Plugins embedded in the binary.
 const BUILTIN: &[&str] = &["fs", "search", "shell", "web"];
+/// Set to `1` to link the binary with `link/startup.ld` (release packaging).
+const STARTUP_LAYOUT: &str = "WARDEN_STARTUP_LAYOUT";
 /// Guests built only for tests and benchmarks.
 const FIXTURES: &[&str] = &[
     "echo",
@@ -43,19 +48,19 @@ fn main() -> Result<()> {
     for dir in ["plugins", "tests/plugins", "wit"] {
         println!("cargo:rerun-if-changed={}", root.join(dir).display());
     }
-    println!(
-        "cargo:rustc-env=WARDEN_WASMTIME_VERSION={}",
-        locked_version(&root, "wasmtime")?
-    );
-
-    if packed_relocs_run_here() {
-        println!("cargo:rustc-link-arg-bins=-Wl,-z,pack-relative-relocs");
-    }
-    if env::var("CARGO_CFG_TARGET_OS").as_deref() == Ok("linux") {
+    println!("cargo:rerun-if-env-changed={STARTUP_LAYOUT}");
+    let layout = env::var(STARTUP_LAYOUT).as_deref() == Ok("1")
+        && env::var("CARGO_CFG_TARGET_OS").as_deref() == Ok("linux");
+    if layout {
         let script = manifest_dir.join("link/startup.ld");
         println!("cargo:rerun-if-changed={}", script.display());
         println!("cargo:rustc-link-arg-bins=-Wl,-T,{}", script.display());
     }
+    // Tells the test of the layout whether the binary was linked with it.
+    println!(
+        "cargo:rustc-env=WARDEN_STARTUP_LAYOUT_LINKED={}",
+        u8::from(layout)
+    );
     ensure_target()?;
     let target_dir = env::var_os("CARGO_TARGET_DIR")
         .map(PathBuf::from)
@@ -98,38 +103,6 @@ fn main() -> Result<()> {
 }
 
 /// Add the wasm32-wasip2 target with rustup when it is missing.
-/// Whether the `warden` binary may be linked with packed relative
-/// relocations (`DT_RELR`): a native build for glibc 2.36 or later, which
-/// the binary then requires.
-///
-/// The host is a position-independent executable with about 56,000
-/// relative relocations. As `RELA` entries they fill 1.3 MiB of the file
-/// that every start maps in; packed they take 15 KiB. A cold
-/// `warden tool call` takes about 50 fewer page faults (650 against 700);
-/// the loader's own time (about 0.13 ms) does not change.
-fn packed_relocs_run_here() -> bool {
-    let native = env::var("TARGET").ok() == env::var("HOST").ok();
-    let gnu = env::var("CARGO_CFG_TARGET_OS").as_deref() == Ok("linux")
-        && env::var("CARGO_CFG_TARGET_ENV").as_deref() == Ok("gnu");
-    if !native || !gnu {
-        return false;
-    }
-    let Ok(out) = Command::new("getconf").arg("GNU_LIBC_VERSION").output() else {
-        return false;
-    };
-    // "glibc 2.36"
-    let text = String::from_utf8_lossy(&out.stdout);
-    let mut numbers = text
-        .trim()
-        .trim_start_matches("glibc ")
-        .split('.')
-        .map(|n| n.parse::<u32>().ok());
-    match (numbers.next().flatten(), numbers.next().flatten()) {
-        (Some(major), Some(minor)) => out.status.success() && (major, minor) >= (2, 36),
-        _ => false,
-    }
-}
-
 fn ensure_target() -> Result<()> {
     let sysroot = Command::new(env::var("RUSTC").unwrap_or_else(|_| "rustc".into()))
         .args(["--print", "sysroot"])
@@ -185,16 +158,4 @@ fn build_guests(plugins: &Path, target_dir: &Path) -> Result<()> {
         );
     }
     Ok(())
-}
-
-/// The version of `package` in the workspace's Cargo.lock.
-fn locked_version(root: &Path, package: &str) -> Result<String> {
-    let lock = std::fs::read_to_string(root.join("Cargo.lock"))?;
-    let needle = format!("name = \"{package}\"\nversion = \"");
-    let start = lock
-        .find(&needle)
-        .ok_or_else(|| format!("{package} not in Cargo.lock"))?
-        + needle.len();
-    let end = lock[start..].find('"').ok_or("malformed Cargo.lock")? + start;
-    Ok(lock[start..end].to_string())
 }

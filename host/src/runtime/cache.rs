@@ -1,7 +1,8 @@
 //! On-disk cache of compiled components.
 //!
-//! Entries are keyed by the component's sha256, the wasmtime version and a
-//! hash of the engine's compilation settings, so a change to any of them
+//! Entries are keyed by the component's sha256 and the engine's
+//! compatibility hash (its compilation settings and wasmtime's exact
+//! version, which wasmtime hashes in itself), so a change to any of them
 //! misses the cache instead of loading incompatible code. Entries are
 //! written whole ([`write_atomic`]), so a reader never sees a partial entry
 //! and a failed write leaves no temporary file.
@@ -29,7 +30,7 @@ impl CompileCache {
     pub fn new(dir: PathBuf, engine: &Engine) -> Self {
         let mut hasher = std::collections::hash_map::DefaultHasher::new();
         engine.precompile_compatibility_hash().hash(&mut hasher);
-        let engine_tag = format!("wasmtime-{}-{:016x}", wasmtime_version(), hasher.finish());
+        let engine_tag = format!("wasmtime-{:016x}", hasher.finish());
         CompileCache { dir, engine_tag }
     }
 
@@ -89,11 +90,6 @@ impl CompileCache {
     pub fn dir(&self) -> &Path {
         &self.dir
     }
-}
-
-/// The wasmtime version compiled in, part of every cache key.
-pub fn wasmtime_version() -> &'static str {
-    env!("WARDEN_WASMTIME_VERSION")
 }
 
 /// Store `bytes` at `path` whole (see [`write_atomic`]), creating the

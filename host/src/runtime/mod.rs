@@ -29,7 +29,7 @@ use std::time::Duration;
 
 use wasmtime::Engine;
 
-pub use cache::{CompileCache, wasmtime_version};
+pub use cache::CompileCache;
 pub use call::CallRequest;
 pub use component::{
     LoadError, LoadedPlugin, PLUGIN_EXPORT, PluginMeta, SUPPORTED_WIT, SchemaError,

@@ -1,14 +1,17 @@
 //! `glob`: find workspace paths by glob pattern.
 //!
-//! The walk honours `.gitignore` and `.ignore` files (with or without a git
-//! repository), skips hidden entries unless asked, and never follows
-//! symlinks, so it lists only what lies under the directory it was given.
+//! The walk is `grep`'s ([`warden_sdk::walk`]): it honours `.gitignore`
+//! and `.ignore` files (with or without a git repository), skips hidden
+//! entries unless asked, and never follows symlinks, so it lists only what
+//! lies under the directory it was given. It goes through directory
+//! handles, one `wasi:filesystem` call per listing and none per entry.
 
 use std::path::Path;
 
 use globset::{GlobBuilder, GlobMatcher};
-use ignore::WalkBuilder;
+use ignore::overrides::Override;
 use serde::Deserialize;
+use warden_sdk::walk::{Flow, Kind, WalkProgress, Walker, start};
 use warden_sdk::{
     Annotations, Context, Output, Tool, ToolError, WorkspacePath,
     serde_json::{Value, json},
@@ -91,37 +94,29 @@ fn glob(
             "{shown}: not a directory; give the directory to search in"
         )));
     }
-    let base_path = Path::new(base.guest());
+    let base_path = base.guest().trim_end_matches('/');
+    let no_overrides = Override::empty();
+    let mut walker = Walker::new(!hidden, &no_overrides);
+    let start = start(base, &mut walker).map_err(|e| ToolError::from_io(&e, shown))?;
     let mut found = Vec::new();
+    let mut progress = WalkProgress::new("glob", "entries");
     let mut cancelled = false;
-    let walk = WalkBuilder::new(base_path)
-        .hidden(!hidden)
-        .require_git(false)
-        .git_global(false)
-        .follow_links(false)
-        .current_dir(root.guest())
-        .build();
-    for (i, entry) in walk.enumerate() {
-        if i % 256 == 255 && crate::cancelled() {
+    walker.walk_all(&start, base_path, &mut |_, _, path, kind| {
+        progress.entry(0);
+        if progress.seen.is_multiple_of(256) && crate::cancelled() {
             cancelled = true;
-            break;
+            return Flow::Stop;
         }
-        let Ok(entry) = entry else { continue };
-        if entry.depth() == 0 {
-            continue;
+        let under_base = path.get(base_path.len() + 1..).unwrap_or_default();
+        if matcher.is_match(under_base) {
+            let mut rel = crate::relative_to(root, Path::new(path));
+            if kind == Kind::Dir {
+                rel.push('/');
+            }
+            found.push(rel);
         }
-        let Ok(under_base) = entry.path().strip_prefix(base_path) else {
-            continue;
-        };
-        if !matcher.is_match(under_base) {
-            continue;
-        }
-        let mut rel = crate::relative_to(root, entry.path());
-        if entry.file_type().is_some_and(|t| t.is_dir()) {
-            rel.push('/');
-        }
-        found.push(rel);
-    }
+        Flow::Continue
+    });
     found.sort_unstable();
     let total = found.len();
     let truncated = total > MAX_RESULTS || cancelled;

@@ -7,7 +7,8 @@
 //! host granted; the host's WASI layer enforces containment whatever the
 //! plugin does, so this mapping is about clear errors, not security.
 //! With the `http` feature, the `http` module sends requests through the host's
-//! egress checks.
+//! egress checks; with `walk`, the `walk` module walks a workspace directory
+//! as `grep` and `glob` do (gitignore-aware, over directory handles).
 //!
 //! ```ignore
 //! use warden_sdk::{Context, Output, Tool, ToolError, register, serde_json::json};
@@ -40,6 +41,8 @@ mod error;
 pub mod http;
 mod path;
 pub mod process;
+#[cfg(feature = "walk")]
+pub mod walk;
 mod workers;
 
 pub use context::{Context, LogLevel, is_cancelled, log, progress};

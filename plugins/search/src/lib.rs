@@ -9,7 +9,6 @@ mod run;
 mod searcher;
 mod shard;
 mod summary;
-mod walk;
 
 use regex::bytes::RegexBuilder;
 use serde::{Deserialize, Serialize};

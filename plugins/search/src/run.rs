@@ -5,19 +5,14 @@
 //! skipped. Symlinks below the target are never followed, so the walk
 //! stays under the searched path.
 
-use std::io;
 use std::path::Path;
 
 use ignore::overrides::{Override, OverrideBuilder};
+use warden_sdk::walk::{Contents, Dir, Flow, WalkDir, WalkProgress, Walker, read_path, start};
 use warden_sdk::{LogLevel, Output, ToolError, WorkspacePath, serde_json::json};
 
 use crate::searcher::{Searcher, Sink};
 use crate::summary::{Tally, summary};
-#[cfg(not(target_family = "wasm"))]
-use crate::walk::native::NativeDir as WalkDir;
-#[cfg(target_family = "wasm")]
-use crate::walk::wasi::WasiDir as WalkDir;
-use crate::walk::{Contents, Dir, Flow, Walker, read_path};
 use crate::{Globs, Input, searcher, shard};
 
 /// Files larger than this are skipped rather than read whole.
@@ -64,11 +59,15 @@ pub(crate) fn grep(target: &WorkspacePath, input: &Input) -> Result<Output, Tool
     } else if let Some((merged, merged_tally)) = split(target, input, &searcher) {
         (sink, tally) = (merged, merged_tally);
     } else {
+        let mut progress = WalkProgress::new("grep", "files");
         tally.cancelled = walk_files(target, input, &mut |dir, name, below| {
             // A file that vanished or cannot be read is skipped, as ripgrep does.
             if let Ok(content) = dir.read(name, MAX_FILE_SIZE) {
+                progress.entry(content.bytes_read());
                 let shown = shown_below(shown, below);
                 search_contents(&searcher, &shown, content, &mut sink, &mut tally);
+            } else {
+                progress.entry(0);
             }
             if sink.stop.is_some() {
                 Flow::Stop
@@ -198,64 +197,6 @@ pub(crate) fn search_contents(
             s.search(shown, &bytes, sink);
         }
     }
-}
-
-/// The directories from `target`'s root down to `target`, as (relative
-/// path, guest path) pairs: the root as `.`, then each ancestor, then
-/// `target` itself last.
-fn descent(target: &WorkspacePath) -> Vec<(String, String)> {
-    let mut chain = vec![(
-        target.relative().to_string(),
-        target.guest().trim_end_matches('/').to_string(),
-    )];
-    let mut at = target.clone();
-    while let Some(parent) = at.parent() {
-        chain.push((
-            parent.relative().to_string(),
-            parent.guest().trim_end_matches('/').to_string(),
-        ));
-        at = parent;
-    }
-    chain.reverse();
-    for (rel, _) in &mut chain {
-        if rel.is_empty() {
-            *rel = ".".into();
-        }
-    }
-    chain
-}
-
-/// Open `target` for the walk after reading its ancestors' ignore files,
-/// through the handle of the granted directory it lies in.
-#[cfg(target_family = "wasm")]
-fn start(target: &WorkspacePath, walker: &mut Walker) -> io::Result<WalkDir> {
-    let chain = descent(target);
-    let root_guest = &chain[0].1;
-    let preopens = wasip2::filesystem::preopens::get_directories();
-    let Some((base, _)) = preopens
-        .iter()
-        .find(|(_, name)| name.trim_end_matches('/') == root_guest)
-    else {
-        return Err(io::Error::from(io::ErrorKind::NotFound));
-    };
-    let (last, ancestors) = chain.split_last().ok_or(io::ErrorKind::NotFound)?;
-    for (rel, guest) in ancestors {
-        if let Ok(dir) = WalkDir::open(base, rel) {
-            walker.enter_ancestor(&dir, guest);
-        }
-    }
-    WalkDir::open(base, &last.0)
-}
-
-/// Natively (unit tests) the guest paths are host paths.
-#[cfg(not(target_family = "wasm"))]
-fn start(target: &WorkspacePath, walker: &mut Walker) -> io::Result<WalkDir> {
-    let chain = descent(target);
-    let (last, ancestors) = chain.split_last().ok_or(io::ErrorKind::NotFound)?;
-    for (_, guest) in ancestors {
-        walker.enter_ancestor(&WalkDir(guest.into()), guest);
-    }
-    Ok(WalkDir(last.1.clone().into()))
 }
 
 /// True once the user has cancelled the call; always false in native tests,

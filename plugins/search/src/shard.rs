@@ -26,12 +26,12 @@ use std::hash::{DefaultHasher, Hasher};
 use std::path::Path;
 
 use serde::{Deserialize, Serialize};
+use warden_sdk::walk::{Dir, Flow, WalkProgress, read_path};
 use warden_sdk::{Output, ToolError, WorkspacePath, serde_json};
 
 use crate::run::{MAX_FILE_SIZE, Sniffed, shown_below, sniff, walk_files};
 use crate::searcher::{MAX_OUTPUT, Searcher, Sink};
 use crate::summary::Tally;
-use crate::walk::{Dir, Flow, read_path};
 use crate::{Input, searcher};
 
 /// One worker's share of a search, as its task text carries it.
@@ -196,6 +196,9 @@ fn search_share(target: &WorkspacePath, task: &Task) -> Result<Part, ToolError> 
     let mut part = Part::default();
     let mut seq = 0usize;
     let mut listing = DefaultHasher::new();
+    // The first worker reports for all: the files the walk met, the bytes
+    // of its own share.
+    let mut progress = (task.shard == 0).then(|| WalkProgress::new("grep", "files"));
     let cancelled = walk_files(target, &task.input, &mut |dir, name, below| {
         let this = seq;
         seq += 1;
@@ -203,11 +206,17 @@ fn search_share(target: &WorkspacePath, task: &Task) -> Result<Part, ToolError> 
         listing.write_u8(0xff);
         // Past its stop the worker only numbers files, for the listing.
         if this % task.shards != task.shard || part.horizon.is_some() {
+            if let Some(p) = &mut progress {
+                p.entry(0);
+            }
             return Flow::Continue;
         }
         let Ok(content) = dir.read(name, MAX_FILE_SIZE) else {
             return Flow::Continue;
         };
+        if let Some(p) = &mut progress {
+            p.entry(content.bytes_read());
+        }
         let found = match sniff(content) {
             Sniffed::Large => Found::Large,
             Sniffed::Binary => Found::Binary,

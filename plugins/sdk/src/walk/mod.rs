@@ -1,4 +1,4 @@
-//! The gitignore-aware walk for `grep`, over directory handles.
+//! The gitignore-aware walk for `grep` and `glob`, over directory handles.
 //!
 //! Directories are listed and files opened relative to the handle of the
 //! directory that holds them, never by a path from the root. In the
@@ -20,9 +20,22 @@ use ignore::Match;
 use ignore::gitignore::{Gitignore, GitignoreBuilder};
 use ignore::overrides::Override;
 
+use crate::WorkspacePath;
+
+mod progress;
+pub use progress::WalkProgress;
+
+/// The directory handle a walk uses: `wasi:filesystem` descriptors in the
+/// guest.
+#[cfg(target_family = "wasm")]
+pub type WalkDir = wasi::WasiDir;
+/// The directory handle a walk uses: host paths, in native unit tests.
+#[cfg(not(target_family = "wasm"))]
+pub type WalkDir = native::NativeDir;
+
 /// What a directory entry is, as listed (symlinks are not resolved).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Kind {
+pub enum Kind {
     /// A regular file.
     File,
     /// A directory.
@@ -33,7 +46,7 @@ pub(crate) enum Kind {
 
 /// One entry of a directory listing.
 #[derive(Debug)]
-pub(crate) struct Entry {
+pub struct Entry {
     /// The entry's name within its directory.
     pub name: String,
     /// What the listing says it is.
@@ -41,15 +54,25 @@ pub(crate) struct Entry {
 }
 
 /// A file's bytes, or why they were not read.
-pub(crate) enum Contents {
+pub enum Contents {
     /// The whole file.
     Bytes(Vec<u8>),
     /// Larger than the limit asked for; not read.
     TooLarge,
 }
 
+impl Contents {
+    /// Bytes read: none for a file that was too large.
+    pub fn bytes_read(&self) -> u64 {
+        match self {
+            Contents::Bytes(bytes) => bytes.len() as u64,
+            Contents::TooLarge => 0,
+        }
+    }
+}
+
 /// An open directory: list it, open a subdirectory, read a file in it.
-pub(crate) trait Dir: Sized {
+pub trait Dir: Sized {
     /// Every entry but `.` and `..`, in no particular order.
     fn entries(&self) -> io::Result<Vec<Entry>>;
     /// Open the subdirectory `name`, not following a symlink.
@@ -60,7 +83,7 @@ pub(crate) trait Dir: Sized {
 
 /// Whether the walk goes on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Flow {
+pub enum Flow {
     /// Visit the next file.
     Continue,
     /// Stop the whole walk.
@@ -78,7 +101,7 @@ struct Level {
 }
 
 /// Walks a tree in file-name order, yielding the files a search should read.
-pub(crate) struct Walker<'a> {
+pub struct Walker<'a> {
     /// Skip hidden names (not whitelisted by a rule).
     skip_hidden: bool,
     /// The `glob` input, matched before any ignore file.
@@ -89,7 +112,7 @@ pub(crate) struct Walker<'a> {
 
 impl<'a> Walker<'a> {
     /// A walker with no ignore files read yet.
-    pub(crate) fn new(skip_hidden: bool, overrides: &'a Override) -> Self {
+    pub fn new(skip_hidden: bool, overrides: &'a Override) -> Self {
         Walker {
             skip_hidden,
             overrides,
@@ -99,18 +122,33 @@ impl<'a> Walker<'a> {
 
     /// Take the ignore files of `dir` (at guest path `path`), an ancestor
     /// of the walk's start, into account.
-    pub(crate) fn enter_ancestor<D: Dir>(&mut self, dir: &D, path: &str) {
+    pub fn enter_ancestor<D: Dir>(&mut self, dir: &D, path: &str) {
         let entries = dir.entries().unwrap_or_default();
         self.levels.push(Level::load(dir, path, &entries));
     }
 
     /// Walk `dir`, at guest path `path`, calling `visit(dir, name, path)`
     /// for each file to search, in order.
-    pub(crate) fn walk<D: Dir>(
+    pub fn walk<D: Dir>(
         &mut self,
         dir: &D,
         path: &str,
         visit: &mut impl FnMut(&D, &str, &str) -> Flow,
+    ) -> Flow {
+        self.walk_all(dir, path, &mut |dir, name, path, kind| match kind {
+            Kind::File => visit(dir, name, path),
+            Kind::Dir | Kind::Other => Flow::Continue,
+        })
+    }
+
+    /// Walk `dir` as [`Walker::walk`] does, calling `visit(dir, name, path,
+    /// kind)` for every entry not filtered out, files, directories (before
+    /// their contents) and the rest (symlinks and special files) alike.
+    pub fn walk_all<D: Dir>(
+        &mut self,
+        dir: &D,
+        path: &str,
+        visit: &mut impl FnMut(&D, &str, &str, Kind) -> Flow,
     ) -> Flow {
         // A directory that cannot be listed is skipped, as ripgrep does.
         let Ok(mut entries) = dir.entries() else {
@@ -120,22 +158,18 @@ impl<'a> Walker<'a> {
         self.levels.push(Level::load(dir, path, &entries));
         let mut flow = Flow::Continue;
         for entry in &entries {
-            if entry.kind == Kind::Other {
-                continue;
-            }
             let child = format!("{path}/{}", entry.name);
             let is_dir = entry.kind == Kind::Dir;
             if self.skipped(&child, &entry.name, is_dir) {
                 continue;
             }
-            flow = if is_dir {
-                match dir.open_dir(&entry.name) {
-                    Ok(sub) => self.walk(&sub, &child, visit),
+            flow = visit(dir, &entry.name, &child, entry.kind);
+            if flow == Flow::Continue && is_dir {
+                flow = match dir.open_dir(&entry.name) {
+                    Ok(sub) => self.walk_all(&sub, &child, visit),
                     Err(_) => Flow::Continue,
-                }
-            } else {
-                visit(dir, &entry.name, &child)
-            };
+                };
+            }
             if flow == Flow::Stop {
                 break;
             }
@@ -208,7 +242,7 @@ fn small<D: Dir>(dir: &D, name: &str) -> Option<Vec<u8>> {
 
 /// Read the file at `path` (following symlinks) whole, unless it is over
 /// `max` bytes: the single-file search, and every read in native tests.
-pub(crate) fn read_path(path: &Path, max: u64) -> io::Result<Contents> {
+pub fn read_path(path: &Path, max: u64) -> io::Result<Contents> {
     let mut file = File::open(path)?;
     if file.metadata()?.len() > max {
         return Ok(Contents::TooLarge);
@@ -229,14 +263,14 @@ fn parse(dir: &str, text: &[u8]) -> Gitignore {
 
 /// Directories on the host, for native tests.
 #[cfg(not(target_family = "wasm"))]
-pub(crate) mod native {
+pub mod native {
     use std::io;
     use std::path::PathBuf;
 
     use super::{Contents, Dir, Entry, Kind};
 
     /// A host directory by path.
-    pub(crate) struct NativeDir(pub PathBuf);
+    pub struct NativeDir(pub PathBuf);
 
     impl Dir for NativeDir {
         fn entries(&self) -> io::Result<Vec<Entry>> {
@@ -275,7 +309,7 @@ pub(crate) mod native {
 
 /// Directories through `wasi:filesystem` handles.
 #[cfg(target_family = "wasm")]
-pub(crate) mod wasi {
+pub mod wasi {
     use std::io;
 
     use wasip2::filesystem::types::{
@@ -285,11 +319,11 @@ pub(crate) mod wasi {
     use super::{Contents, Dir, Entry, Kind};
 
     /// An open directory handle.
-    pub(crate) struct WasiDir(pub Descriptor);
+    pub struct WasiDir(pub Descriptor);
 
     impl WasiDir {
         /// Open `path` (relative, `.` for itself) under `base`, following symlinks.
-        pub(crate) fn open(base: &Descriptor, path: &str) -> io::Result<WasiDir> {
+        pub fn open(base: &Descriptor, path: &str) -> io::Result<WasiDir> {
             base.open_at(
                 PathFlags::SYMLINK_FOLLOW,
                 path,
@@ -365,7 +399,7 @@ pub(crate) mod wasi {
     }
 
     /// A `wasi:filesystem` error as an I/O error of the matching kind.
-    pub(crate) fn error(code: ErrorCode) -> io::Error {
+    pub fn error(code: ErrorCode) -> io::Error {
         let kind = match code {
             ErrorCode::NoEntry => io::ErrorKind::NotFound,
             ErrorCode::Access | ErrorCode::NotPermitted => io::ErrorKind::PermissionDenied,
@@ -377,6 +411,64 @@ pub(crate) mod wasi {
     }
 }
 
+/// The directories from `target`'s root down to `target`, as (relative
+/// path, guest path) pairs: the root as `.`, then each ancestor, then
+/// `target` itself last.
+fn descent(target: &WorkspacePath) -> Vec<(String, String)> {
+    let mut chain = vec![(
+        target.relative().to_string(),
+        target.guest().trim_end_matches('/').to_string(),
+    )];
+    let mut at = target.clone();
+    while let Some(parent) = at.parent() {
+        chain.push((
+            parent.relative().to_string(),
+            parent.guest().trim_end_matches('/').to_string(),
+        ));
+        at = parent;
+    }
+    chain.reverse();
+    for (rel, _) in &mut chain {
+        if rel.is_empty() {
+            *rel = ".".into();
+        }
+    }
+    chain
+}
+
+/// Open `target` for the walk after reading its ancestors' ignore files,
+/// through the handle of the granted directory it lies in.
+#[cfg(target_family = "wasm")]
+pub fn start(target: &WorkspacePath, walker: &mut Walker) -> io::Result<WalkDir> {
+    let chain = descent(target);
+    let root_guest = &chain[0].1;
+    let preopens = wasip2::filesystem::preopens::get_directories();
+    let Some((base, _)) = preopens
+        .iter()
+        .find(|(_, name)| name.trim_end_matches('/') == root_guest)
+    else {
+        return Err(io::Error::from(io::ErrorKind::NotFound));
+    };
+    let (last, ancestors) = chain.split_last().ok_or(io::ErrorKind::NotFound)?;
+    for (rel, guest) in ancestors {
+        if let Ok(dir) = WalkDir::open(base, rel) {
+            walker.enter_ancestor(&dir, guest);
+        }
+    }
+    WalkDir::open(base, &last.0)
+}
+
+/// Natively (unit tests) the guest paths are host paths.
+#[cfg(not(target_family = "wasm"))]
+pub fn start(target: &WorkspacePath, walker: &mut Walker) -> io::Result<WalkDir> {
+    let chain = descent(target);
+    let (last, ancestors) = chain.split_last().ok_or(io::ErrorKind::NotFound)?;
+    for (_, guest) in ancestors {
+        walker.enter_ancestor(&native::NativeDir(guest.into()), guest);
+    }
+    Ok(native::NativeDir(last.1.clone().into()))
+}
+
 #[cfg(test)]
 mod tests {
     use ignore::WalkBuilder;
@@ -386,8 +478,13 @@ mod tests {
     use super::*;
 
     fn tree(files: &[(&str, &str)]) -> tempfile::TempDir {
-        let files: Vec<(&str, &[u8])> = files.iter().map(|(p, c)| (*p, c.as_bytes())).collect();
-        crate::run::tests::workspace(&files)
+        let dir = tempfile::tempdir().unwrap();
+        for (rel, content) in files {
+            let p = dir.path().join(rel);
+            std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+            std::fs::write(p, content).unwrap();
+        }
+        dir
     }
 
     fn overrides(base: &Path, globs: &[&str]) -> Override {
