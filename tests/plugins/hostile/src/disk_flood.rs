@@ -132,19 +132,30 @@ pub fn flood(input: &FloodInput) -> Result<(u64, Option<String>), ToolError> {
             },
         },
         Via::Stream | Via::BlockingStream | Via::Zeroes | Via::Splice => {
-            let out = file.write_via_stream(0).map_err(|e| ToolError::io(code(e)))?;
+            let out = file
+                .write_via_stream(0)
+                .map_err(|e| ToolError::io(code(e)))?;
             let source = match (&input.via, &input.source) {
                 (Via::Splice, Some(source)) => Some(
-                    dir.open_at(PathFlags::empty(), source, OpenFlags::empty(), DescriptorFlags::READ)
-                        .map_err(|e| ToolError::io(format!("source: {}", code(e))))?,
+                    dir.open_at(
+                        PathFlags::empty(),
+                        source,
+                        OpenFlags::empty(),
+                        DescriptorFlags::READ,
+                    )
+                    .map_err(|e| ToolError::io(format!("source: {}", code(e))))?,
                 ),
-                (Via::Splice, None) => return Err(ToolError::invalid_input("splice needs a source")),
+                (Via::Splice, None) => {
+                    return Err(ToolError::invalid_input("splice needs a source"));
+                }
                 _ => None,
             };
             stream(&out, input.via, total, &mut done, &chunk, source.as_ref())
         }
         Via::Append => {
-            let out = file.append_via_stream().map_err(|e| ToolError::io(code(e)))?;
+            let out = file
+                .append_via_stream()
+                .map_err(|e| ToolError::io(code(e)))?;
             stream(&out, Via::BlockingStream, total, &mut done, &chunk, None)
         }
         Via::Std => None,

@@ -131,7 +131,9 @@ impl Tool for FanOut {
             Task::Text { bytes } => Ok(Output::text("x".repeat(bytes))),
             Task::Flood(flood) => match crate::disk_flood::flood(&flood)? {
                 (done, None) => Ok(Output::text(format!("wrote {done} bytes"))),
-                (done, Some(why)) => Err(ToolError::io(format!("stopped after {done} bytes: {why}"))),
+                (done, Some(why)) => {
+                    Err(ToolError::io(format!("stopped after {done} bytes: {why}")))
+                }
             },
             Task::Structured { bytes } => {
                 Ok(Output::text("big").with_structured(json!({"pad": "x".repeat(bytes)})))
