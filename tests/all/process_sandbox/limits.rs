@@ -47,7 +47,9 @@ fn a_fork_bomb_as_root_ends_the_call_with_a_process_limit() {
 
 #[test]
 fn a_fork_bomb_as_an_unprivileged_user_is_bounded() {
-    let sb = Sandbox::new();
+    // Under /tmp: `nobody` must reach the workspace, and the checkout's
+    // own path may not be searchable by other users.
+    let sb = Sandbox::under_tmp();
     let mut perms = std::fs::metadata(sb.root.path()).unwrap().permissions();
     perms.set_mode(0o777);
     std::fs::set_permissions(sb.root.path(), perms.clone()).unwrap();
