@@ -20,6 +20,10 @@ pub enum AgentEvent {
         model: String,
         policy: String,
         workspace: String,
+        /// The project instruction files (`AGENTS.md`) added to the system
+        /// prompt, outermost first, as paths relative to the workspace.
+        #[serde(default)]
+        instructions: Vec<String>,
     },
     /// A model turn begins.
     TurnStarted { turn: u32 },
@@ -78,6 +82,15 @@ pub enum AgentEvent {
         summary: String,
         duration_ms: u64,
     },
+    /// The `AGENTS.md` of a directory inside the workspace was given to
+    /// the model with the result of call `call_id`, which named a path
+    /// there (once per session, unless compaction dropped it).
+    InstructionsAdded { call_id: String, file: String },
+    /// The usage notes the plugin gives for `tool` (its manifest's
+    /// `[guidance]`) were given to the model with the result of `call_id`:
+    /// the tool's first result in the session, or the first since
+    /// compaction dropped them.
+    GuidanceAdded { call_id: String, tool: String },
     /// Older turns were summarized to fit the context window.
     Compacted {
         messages_before: usize,

@@ -10,6 +10,7 @@ mod compact;
 mod context;
 mod deadline;
 mod event;
+mod instructions;
 mod results;
 mod scheduler;
 mod session;
@@ -22,6 +23,8 @@ use std::time::Duration;
 
 pub use context::{ContextLimits, message_tokens, request_tokens, text_tokens};
 pub use event::{AgentEvent, StopReason};
+pub use instructions::{DEFAULT_CAP as INSTRUCTIONS_CAP, FILE_NAME as INSTRUCTIONS_FILE};
+pub use instructions::{InstructionFile, ProjectInstructions, tool_guidance};
 pub use session::{
     CallRecord, LoadedSession, Record, SessionError, SessionMeta, SessionStore, SessionWriter,
 };
@@ -64,6 +67,9 @@ pub struct AgentConfig {
     /// Per-call limits, before the policy's own.
     pub limits: Limits,
     pub max_output_tokens: Option<u32>,
+    /// The project's `AGENTS.md` files: those given just in time are
+    /// looked for here (those of the start are in `system_prompt`).
+    pub instructions: ProjectInstructions,
 }
 
 impl AgentConfig {
@@ -80,6 +86,7 @@ impl AgentConfig {
             parallel: 4,
             limits: Limits::default(),
             max_output_tokens: None,
+            instructions: ProjectInstructions::off(),
         }
     }
 }

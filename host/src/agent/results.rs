@@ -59,7 +59,7 @@ impl Agent {
             }
             let full = f.outcome.model_text();
             let max = self.config.context.tool_output_bytes;
-            let (content, full_output) = if full.len() > max {
+            let (mut content, full_output) = if full.len() > max {
                 let path = session.save_output(&id, &full)?;
                 let shown = format!(
                     "{}\n[output cut to fit the context: {} bytes in all; the full text is in {}]",
@@ -71,6 +71,25 @@ impl Agent {
             } else {
                 (full, None)
             };
+            let instructions = &self.config.instructions;
+            for (file, text) in instructions.just_in_time(&f.prepared.input, messages) {
+                content.push_str(&text);
+                (self.events)(AgentEvent::InstructionsAdded {
+                    call_id: id.clone(),
+                    file: instructions.shown(&file.path),
+                });
+            }
+            let notes = (self.catalog.find_tool(&f.prepared.call.name))
+                .and_then(|(entry, _)| entry.meta.manifest.guidance.get(&f.prepared.call.name));
+            if let Some(text) =
+                notes.and_then(|n| super::tool_guidance(&f.prepared.call.name, n, messages))
+            {
+                content.push_str(&text);
+                (self.events)(AgentEvent::GuidanceAdded {
+                    call_id: id.clone(),
+                    tool: f.prepared.call.name.clone(),
+                });
+            }
             (self.events)(AgentEvent::ToolResult {
                 call_id: id.clone(),
                 tool: f.prepared.call.name.clone(),

@@ -4,6 +4,8 @@
 //! strict: unknown keys, a bad name or an unreadable section refuse the
 //! plugin rather than guess.
 
+use std::collections::BTreeMap;
+
 use serde::{Deserialize, Serialize};
 
 use super::egress::NetPattern;
@@ -24,7 +26,15 @@ pub struct Manifest {
     pub description: String,
     #[serde(default)]
     pub capabilities: DeclaredCapabilities,
+    /// Longer usage notes for some of the plugin's tools, by tool name:
+    /// given to the model with that tool's first result (or error) in a
+    /// session, not in every request as descriptions are.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub guidance: BTreeMap<String, String>,
 }
+
+/// The longest usage notes of one tool, in bytes.
+pub const MAX_GUIDANCE_BYTES: usize = 8 << 10;
 
 /// What the plugin says it needs. A grant never exceeds this.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -81,6 +91,10 @@ pub enum ManifestError {
     Parse(#[from] toml::de::Error),
     #[error("invalid plugin name {0:?}: names must match ^[a-z0-9][a-z0-9_-]{{0,63}}$")]
     BadName(String),
+    #[error(
+        "the usage notes of tool {tool:?} are {bytes} bytes; at most {MAX_GUIDANCE_BYTES} are allowed"
+    )]
+    GuidanceTooLong { tool: String, bytes: usize },
     #[error("the component could not be parsed: {0}")]
     Wasm(#[from] wasmparser::BinaryReaderError),
 }
@@ -91,6 +105,14 @@ impl Manifest {
         let manifest: Manifest = toml::from_str(text)?;
         if !valid_plugin_name(&manifest.name) {
             return Err(ManifestError::BadName(manifest.name));
+        }
+        if let Some((tool, notes)) =
+            (manifest.guidance.iter()).find(|(_, notes)| notes.len() > MAX_GUIDANCE_BYTES)
+        {
+            return Err(ManifestError::GuidanceTooLong {
+                tool: tool.clone(),
+                bytes: notes.len(),
+            });
         }
         Ok(manifest)
     }
@@ -125,6 +147,22 @@ pub fn valid_plugin_name(name: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn usage_notes_over_the_cap_refuse_the_manifest() {
+        let text = |n: usize| {
+            format!(
+                "name = \"p\"\nversion = \"1\"\n[guidance]\nt = \"{}\"\n",
+                "x".repeat(n)
+            )
+        };
+        let ok = Manifest::parse(&text(MAX_GUIDANCE_BYTES)).unwrap();
+        assert_eq!(ok.guidance["t"].len(), MAX_GUIDANCE_BYTES);
+        assert!(matches!(
+            Manifest::parse(&text(MAX_GUIDANCE_BYTES + 1)),
+            Err(ManifestError::GuidanceTooLong { bytes, .. }) if bytes == MAX_GUIDANCE_BYTES + 1
+        ));
+    }
 
     #[test]
     fn parses_a_manifest() {

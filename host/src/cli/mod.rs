@@ -204,6 +204,9 @@ pub struct RunArgs {
     /// Never prompt: calls the policy asks about are denied.
     #[arg(long, alias = "no-prompt")]
     pub non_interactive: bool,
+    /// Do not give the model the project's AGENTS.md files.
+    #[arg(long)]
+    pub no_project_instructions: bool,
 }
 
 #[derive(Debug, Subcommand)]

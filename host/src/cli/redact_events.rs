@@ -34,6 +34,8 @@ impl EventRedactor {
             | AgentEvent::ToolDecision { .. }
             | AgentEvent::ToolProgress { .. }
             | AgentEvent::ToolResult { .. }
+            | AgentEvent::InstructionsAdded { .. }
+            | AgentEvent::GuidanceAdded { .. }
             | AgentEvent::Compacted { .. }
             | AgentEvent::TurnCompleted { .. }
             | AgentEvent::Warning { .. }

@@ -160,12 +160,19 @@ impl Renderer {
                 model,
                 policy,
                 workspace,
+                instructions,
             } => {
                 let verb = if *resumed { "resuming" } else { "session" };
                 let line = format!(
                     "{verb} {session_id} · {provider} · model {model} · policy {policy} · {workspace}"
                 );
                 errln!("warden: {}", terminal_line(&line));
+                if !instructions.is_empty() {
+                    errln!(
+                        "warden: project instructions: {}",
+                        terminal_line(&instructions.join(", "))
+                    );
+                }
             }
             AgentEvent::TurnStarted { .. } | AgentEvent::TurnCompleted { .. } => {}
             AgentEvent::TextDelta { text } => {
@@ -276,6 +283,12 @@ impl Renderer {
                 self.end_line();
                 errln!("warden: interrupting; press Ctrl-C again to exit at once");
             }
+            // In `--json` alone: the notes are the plugin's, for the model.
+            AgentEvent::GuidanceAdded { .. } => {}
+            AgentEvent::InstructionsAdded { file, .. } => {
+                self.end_line();
+                errln!("warden: project instructions: {}", terminal_line(file));
+            }
             AgentEvent::Compacted {
                 tokens_before,
                 tokens_after,
@@ -329,6 +342,8 @@ impl Renderer {
             | AgentEvent::ToolResult { .. }
             | AgentEvent::Warning { .. }
             | AgentEvent::Interrupted
+            | AgentEvent::InstructionsAdded { .. }
+            | AgentEvent::GuidanceAdded { .. }
             | AgentEvent::Compacted { .. } => {}
         }
     }

@@ -7,10 +7,11 @@ use std::time::Duration;
 use super::render::{Output, Renderer};
 use super::{Exit, RunArgs, fail};
 use crate::agent::{
-    Agent, AgentConfig, AgentEvent, ContextLimits, EventSink, Interrupt, SessionStore, StopReason,
+    Agent, AgentConfig, AgentEvent, ContextLimits, EventSink, INSTRUCTIONS_CAP, Interrupt,
+    ProjectInstructions, SessionStore, StopReason,
 };
 use crate::audit::AuditLog;
-use crate::base::Verbosity;
+use crate::base::{Verbosity, terminal_line};
 use crate::config::{self, Config};
 use crate::home::Home;
 use crate::plugin::Catalog;
@@ -114,6 +115,21 @@ fn prepare(args: RunArgs, verbosity: Verbosity) -> Result<Prepared, (Exit, Strin
         None => None,
     };
 
+    // Read before the process confines itself: the files of the parents
+    // up to the repository root are outside the workspace.
+    let instructions = match args.no_project_instructions {
+        true => ProjectInstructions::off(),
+        false => ProjectInstructions::load(&workspace, INSTRUCTIONS_CAP),
+    };
+    if verbosity.shows_warnings() {
+        for (path, why) in instructions.skipped() {
+            errln!(
+                "warden: warning: project instructions {} not read: {why}",
+                terminal_line(&path.display().to_string())
+            );
+        }
+    }
+
     // Before any thread starts: the process confines itself.
     if let Some(warning) = super::self_confine::confine_self(&home, &workspace, &policy, Vec::new())
         && verbosity.shows_warnings()
@@ -128,6 +144,8 @@ fn prepare(args: RunArgs, verbosity: Verbosity) -> Result<Prepared, (Exit, Strin
     let audit =
         AuditLog::open(&crate::audit::log_path(&home)).map_err(|e| failure(e.to_string()))?;
     let mut config = AgentConfig::new(workspace, model);
+    config.system_prompt = instructions.system_prompt(&config.system_prompt);
+    config.instructions = instructions;
     config.max_turns = args.max_turns;
     config.time_budget = args.max_time.map(Duration::from_secs);
     config.token_budget = args.max_tokens;
@@ -244,6 +262,9 @@ fn execute(p: Prepared) -> Exit {
             model: agent.config.model.clone(),
             policy: agent.policy.name.clone(),
             workspace: agent.config.workspace.display().to_string(),
+            instructions: (agent.config.instructions.files().iter())
+                .map(|f| agent.config.instructions.shown(&f.path))
+                .collect(),
         });
         let interrupt = agent.interrupt.clone();
         let events = agent.events.clone();

@@ -273,6 +273,19 @@ pub(crate) fn check_tools(tools: &[ToolSpec]) -> Result<(), LoadError> {
     Ok(())
 }
 
+/// Usage notes in the manifest must be for tools the plugin provides: a
+/// misspelt name would otherwise never reach the model.
+pub(crate) fn check_guidance(meta: &PluginMeta) -> Result<(), LoadError> {
+    match (meta.manifest.guidance.keys())
+        .find(|name| !meta.tools.iter().any(|t| t.name.as_str() == *name))
+    {
+        Some(name) => Err(LoadError::Tools(format!(
+            "the manifest's [guidance] names tool {name:?}, which the plugin does not provide"
+        ))),
+        None => Ok(()),
+    }
+}
+
 /// The most tools one plugin may list.
 pub const MAX_TOOLS: usize = 256;
 /// The longest tool description the host keeps, in bytes.
@@ -321,6 +334,25 @@ mod tests {
             input_schema,
             annotations: Annotations::default(),
         }
+    }
+
+    #[test]
+    fn usage_notes_for_a_tool_the_plugin_does_not_provide_refuse_it() {
+        let meta = |notes_for: &str| PluginMeta {
+            manifest: Manifest::parse(&format!(
+                "name = \"p\"\nversion = \"1\"\n[guidance]\n{notes_for} = \"notes\"\n"
+            ))
+            .unwrap(),
+            tools: vec![spec_from_guest(spec("d".into(), r#"{"type":"object"}"#.into())).unwrap()],
+            imports: Vec::new(),
+            wit_version: "0.2.0".into(),
+        };
+        assert!(check_guidance(&meta("t")).is_ok());
+        let err = check_guidance(&meta("tt")).unwrap_err().to_string();
+        assert!(
+            err.contains("names tool \"tt\", which the plugin does not provide"),
+            "{err}"
+        );
     }
 
     #[test]

@@ -135,6 +135,7 @@ impl Runtime {
         let mut plugin = LoadedPlugin::new(self.engine.clone(), component, meta, sha.clone());
         plugin.meta.tools = list_tools(&plugin)?;
         component::check_tools(&plugin.meta.tools)?;
+        component::check_guidance(&plugin.meta)?;
         if let Ok(v) = serde_json::to_value(&plugin.meta) {
             self.cache.write_json(&sha, META_EXT, &v);
         }
