@@ -420,3 +420,55 @@ fn an_mcp_client_approving_the_destination_gets_the_page() {
     }
     assert_eq!(server.requests().len(), 2);
 }
+
+#[test]
+fn warden_run_refuses_a_destination_no_approval_could_grant_and_tells_the_model_why() {
+    use crate::agent::{load_session, recording, run_agent, turn};
+    use warden::provider::Message;
+    let server = Loopback::http(ok_with("never"));
+    let (sb, tmp) = (Sandbox::new(), tempfile::tempdir().unwrap());
+    let input = json!({ "url": format!("http://127.0.0.1:{}/", server.port()) }).to_string();
+    let rec = recording(
+        tmp.path(),
+        "fetch.jsonl",
+        &[
+            turn("", &[("q1", "http_fetch", &input)]),
+            turn("Could not fetch.", &[]),
+        ],
+    );
+    // The default policy: public destinations may be approved, loopback never.
+    let run = run_agent(
+        shared_home(),
+        &[
+            "--replay",
+            rec.to_str().unwrap(),
+            "-w",
+            sb.ws().to_str().unwrap(),
+            "fetch it",
+        ],
+    );
+    assert_eq!(run.code, Some(0), "{}", run.stderr);
+    assert_eq!(
+        run.outcomes(),
+        vec![("q1".to_string(), "denied".to_string())]
+    );
+    let decision = run.of_type("tool_decision").next().unwrap();
+    assert_eq!(decision["verdict"], "ask");
+    assert!(decision.get("approval").is_none(), "{decision}");
+    let session = load_session(shared_home(), &run.session_id());
+    let told = session
+        .messages
+        .iter()
+        .find_map(|m| match m {
+            Message::Tool { content, .. } => Some(content.clone()),
+            _ => None,
+        })
+        .unwrap();
+    assert!(
+        told.contains("denied without asking: http_fetch needs approval under auto-edit mode")
+            && told.contains("a loopback address")
+            && told.contains("allow_private"),
+        "{told}"
+    );
+    assert!(server.requests().is_empty());
+}
