@@ -203,20 +203,76 @@ pub fn reaching(req: &ApprovalRequest) -> String {
 /// How to let a call with destinations run unasked: ` (network = [...]
 /// under [grants.tool.T])`, or nothing.
 pub fn pre_allow(req: &ApprovalRequest) -> String {
-    if req.network.is_empty() {
-        return String::new();
-    }
     let targets: Vec<String> = req
         .network
         .iter()
+        .filter(|d| match d.via {
+            DestinationGrant::Policy => false,
+            DestinationGrant::Approval { .. } => true,
+        })
         .map(|d| format!("\"{}\"", d.target))
         .collect();
-    format!(
-        " (to run it without asking, add `network = [{}]` under `[grants.tool.{}]` and a \
-         rule that allows the call)",
-        targets.join(", "),
-        req.tool
-    )
+    let network = if targets.is_empty() {
+        String::new()
+    } else {
+        format!(
+            "add `network = [{}]` under `[grants.tool.{}]` and ",
+            targets.join(", "),
+            req.tool
+        )
+    };
+    if req.network.is_empty() {
+        return String::new();
+    }
+    format!(" (to run it without asking, {network}a rule that allows the call)")
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+    use crate::policy::{AskedDestination, Verdict};
+
+    #[test]
+    fn the_hint_names_only_destinations_the_policy_does_not_grant() {
+        let dest = |target: &str, via: DestinationGrant| AskedDestination {
+            target: target.parse().unwrap(),
+            via,
+        };
+        let approved = DestinationGrant::Approval {
+            rule: crate::capability::egress::NetRule::to("https://a.test".parse().unwrap()),
+        };
+        let mut req = ApprovalRequest {
+            call_id: "c".into(),
+            tool: "http_fetch".into(),
+            plugin: "web".into(),
+            input: json!({"url": "https://a.test/"}),
+            policy: "p".into(),
+            decision: Decision {
+                verdict: Verdict::Ask,
+                by: DecidedBy::Mode(crate::policy::Mode::Ask),
+                reason: None,
+                parts: Vec::new(),
+            },
+            grant: Grant::none(),
+            network: vec![dest("https://a.test", approved)],
+            limits: Limits::default(),
+            rationale: None,
+        };
+        assert_eq!(
+            pre_allow(&req),
+            " (to run it without asking, add `network = [\"https://a.test:443\"]` under \
+             `[grants.tool.http_fetch]` and a rule that allows the call)"
+        );
+        req.network = vec![dest("https://a.test", DestinationGrant::Policy)];
+        assert_eq!(
+            pre_allow(&req),
+            " (to run it without asking, a rule that allows the call)"
+        );
+        req.network.clear();
+        assert_eq!(pre_allow(&req), "");
+    }
 }
 
 /// How the approval step ended for one call, for the call's record and
