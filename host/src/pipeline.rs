@@ -17,7 +17,7 @@ use crate::base::{CancelToken, Limits, ProgressSink, QUOTE_BYTES, excerpt, prefi
 use crate::capability::{Grant, GrantCut, WriteMode};
 use crate::plugin::Catalog;
 use crate::policy::{CallFacts, DecidedBy, Decision, LimitOverrides, Policy, Verdict};
-use crate::policy::{grant_from_declared, grant_from_policy};
+use crate::policy::{NetworkAskError, grant_from_declared, grant_from_policy, with_approved};
 use crate::protocol::{ErrorKind, ToolError, ToolOutcome};
 use crate::runtime::{CallReport, CallRequest};
 
@@ -238,8 +238,21 @@ fn run_unhidden(
                     return reject(result, ErrorKind::InvalidInput, msg);
                 }
             };
-            let (grant, cuts) =
-                grant_from_policy(&plugin.meta.manifest.capabilities, &workspace, &granted);
+            let declared = &plugin.meta.manifest.capabilities;
+            let network = match decision.verdict {
+                Verdict::Ask => match policy.network_ask(&facts, &declared.network, &granted) {
+                    Ok(network) => network,
+                    Err(e) => {
+                        result.outcome = ToolOutcome::Denied {
+                            reason: network_refusal(policy, &decision, inv.tool, &e),
+                        };
+                        return result;
+                    }
+                },
+                Verdict::Allow | Verdict::Deny => Vec::new(),
+            };
+            let granted = with_approved(granted, &network);
+            let (grant, cuts) = grant_from_policy(declared, &workspace, &granted);
             let approval = match decision.verdict {
                 Verdict::Allow => Approval::Policy,
                 Verdict::Deny => {
@@ -257,6 +270,7 @@ fn run_unhidden(
                         policy: policy.name.clone(),
                         decision,
                         grant: grant.clone(),
+                        network,
                         limits: limits.clone(),
                         rationale: inv.rationale.map(str::to_string),
                     };
@@ -316,6 +330,20 @@ fn denial(policy: &Policy, d: &Decision) -> String {
         .map(|r| format!(": {r}"))
         .unwrap_or_default();
     format!("denied by {by} of policy {}{because}", policy.name)
+}
+
+/// Why a call the policy asks about is refused unasked: no approval could
+/// let it reach its destination.
+fn network_refusal(policy: &Policy, d: &Decision, tool: &str, e: &NetworkAskError) -> String {
+    let by = match &d.by {
+        DecidedBy::Rule { name, .. } => format!("rule {name}"),
+        DecidedBy::Mode(mode) => format!("{mode} mode"),
+    };
+    format!(
+        "denied without asking: {tool} needs approval under {by} of policy {}, but no \
+         approval could let it run: {e}",
+        policy.name
+    )
 }
 
 /// How `input` violates the schema, at most [`MAX_PROBLEMS`] violations

@@ -914,7 +914,7 @@ fn an_ask_without_a_terminal_is_denied_and_the_model_is_told_why() {
     );
     let decision = run.of_type("tool_decision").next().unwrap();
     assert_eq!(decision["verdict"], "ask");
-    assert_eq!(decision["approval"], "unanswered");
+    assert_eq!(decision["approval"]["type"], "unanswered");
     assert!(!sb.exists("x.txt"));
     let session = load_session(shared_home(), &run.session_id());
     let told = session.messages.iter().find_map(|m| match m {

@@ -18,7 +18,7 @@ fn schema(name: &str) -> Value {
 
 /// Validate each JSON line of `out` against schema `name`.
 #[track_caller]
-fn assert_valid(name: &str, out: &str) -> Vec<Value> {
+pub(crate) fn assert_valid(name: &str, out: &str) -> Vec<Value> {
     let validator = jsonschema::validator_for(&schema(name)).unwrap();
     let docs: Vec<Value> = out
         .lines()
@@ -79,7 +79,9 @@ fn tool_outputs_match_their_schemas() {
         )
         .1
     };
-    assert_valid("tool-call.schema.json", &call(r#"{"path":"a.txt"}"#));
+    let docs = assert_valid("tool-call.schema.json", &call(r#"{"path":"a.txt"}"#));
+    // The approval's shape is the same as in `run --json` (below).
+    assert_eq!(docs[0]["approval"], serde_json::json!({"type": "policy"}));
     assert_valid("tool-call.schema.json", &call(r#"{"path":"missing"}"#));
     let (code, out, _) = cli(
         home,
@@ -184,6 +186,11 @@ fn run_events_and_sessions_match_their_schemas() {
     assert_eq!(
         decision["by"],
         serde_json::json!({"mode": "read-only"}),
+        "{decision}"
+    );
+    assert_eq!(
+        decision["approval"],
+        serde_json::json!({"type": "policy"}),
         "{decision}"
     );
     assert_valid(

@@ -34,6 +34,7 @@ mod limit_ceilings;
 mod limits;
 mod mcp;
 mod mock_model;
+mod network_approvals;
 mod oversized;
 mod plugin_refusals;
 mod plugin_trust;

@@ -57,10 +57,12 @@ pub enum AgentEvent {
         by: DecidedBy,
         #[serde(skip_serializing_if = "Option::is_none")]
         reason: Option<String>,
-        /// For a call the policy asked about: `user_once`, `user_session`,
-        /// `session_grant`, `user_denied` or `unanswered`.
-        #[serde(skip_serializing_if = "Option::is_none")]
-        approval: Option<String>,
+        /// Who let the call run or refused it, as `tool call --json`'s
+        /// `approval`: `{"type": "policy"}`, `user_once`, `user_session`,
+        /// `session_grant`, `user_denied` or `unanswered`, with their
+        /// fields. Absent when the policy denied the call.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        approval: Option<crate::approval::Approval>,
     },
     /// A running tool reported progress. At most one per call every
     /// [`super::PROGRESS_INTERVAL`]; reports in between are not shown.

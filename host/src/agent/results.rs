@@ -5,7 +5,6 @@
 //! Invariant: every finished call yields exactly one tool message, in the
 //! order the calls were issued.
 
-use crate::approval::Approval;
 use crate::protocol::ToolOutcome;
 use crate::provider::{Message, Usage};
 
@@ -34,20 +33,7 @@ impl Agent {
         for f in finished {
             let id = f.prepared.call.id.clone();
             let decision = f.result.as_ref().and_then(|r| r.decision.clone());
-            let approval = f
-                .result
-                .as_ref()
-                .and_then(|r| r.approval.as_ref())
-                .and_then(|a| match a {
-                    Approval::Policy => None,
-                    Approval::UserOnce
-                    | Approval::UserSession { .. }
-                    | Approval::SessionGrant { .. }
-                    | Approval::UserDenied { .. }
-                    | Approval::Unanswered { .. } => serde_json::to_value(a)
-                        .ok()
-                        .and_then(|v| v["type"].as_str().map(str::to_string)),
-                });
+            let approval = f.result.as_ref().and_then(|r| r.approval.clone());
             if let Some(d) = &decision {
                 (self.events)(AgentEvent::ToolDecision {
                     call_id: id.clone(),

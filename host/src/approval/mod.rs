@@ -12,11 +12,11 @@ mod terminal;
 
 use std::sync::{Arc, Mutex, PoisonError};
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::base::Limits;
 use crate::capability::Grant;
-use crate::policy::{DecidedBy, Decision};
+use crate::policy::{AskedDestination, DecidedBy, Decision, DestinationGrant};
 
 pub use session::{
     ApprovalPattern, ApprovalPatternError, ApprovalSession, CallFingerprint, SessionGrant,
@@ -40,8 +40,12 @@ pub struct ApprovalRequest {
     /// The policy's decision (its verdict is ask), with the rule or mode
     /// and its reason.
     pub decision: Decision,
-    /// What the call may use if it runs.
+    /// What the call may use if it runs (with the destinations approving
+    /// it adds).
     pub grant: Grant,
+    /// The network destinations the call will reach, each with what lets
+    /// it: the policy, or this approval. Empty for a call that names none.
+    pub network: Vec<AskedDestination>,
     /// The limits it runs under.
     pub limits: Limits,
     /// Why the model says it wants the call, if it said. Shown to the user
@@ -81,6 +85,30 @@ impl ApprovalRequest {
     pub fn fingerprint(&self) -> CallFingerprint {
         CallFingerprint::of(&self.tool, &self.input)
     }
+
+    /// What "allow for the session" remembers for this call: its
+    /// destinations when it reaches the network, else this exact call.
+    pub fn session_kind(&self) -> SessionGrantKind {
+        if self.network.is_empty() {
+            SessionGrantKind::Fingerprint
+        } else {
+            SessionGrantKind::Destinations
+        }
+    }
+
+    /// The destinations, each with what approving does for it:
+    /// `http://example.com:80 (approving grants it)`.
+    pub fn destinations(&self) -> Vec<String> {
+        self.network
+            .iter()
+            .map(|d| match &d.via {
+                DestinationGrant::Policy => format!("{} (the policy allows it)", d.target),
+                DestinationGrant::Approval { rule } => {
+                    format!("{} (approving grants {rule})", d.target)
+                }
+            })
+            .collect()
+    }
 }
 
 /// What to remember when the user allows a call for the session.
@@ -88,6 +116,8 @@ impl ApprovalRequest {
 pub enum SessionGrantKind {
     /// The same tool with the same arguments.
     Fingerprint,
+    /// The same tool reaching the same network destinations.
+    Destinations,
     /// Every call matching a pattern the user confirmed.
     Pattern(ApprovalPattern),
 }
@@ -150,18 +180,105 @@ impl Approver for NonInteractive {
             .unwrap_or_default();
         ApprovalResponse::Unanswered {
             reason: format!(
-                "needs approval under {}{because}, but {}; run it from a terminal to \
-                 approve it, or use a policy that allows it",
+                "needs approval under {}{because}{}, but {}; run it from a terminal to \
+                 approve it, or use a policy that allows it{}",
                 req.asked_under(),
-                self.why
+                reaching(req),
+                self.why,
+                pre_allow(req)
             ),
         }
     }
 }
 
+/// ` to reach A, B` for a call with destinations, else nothing.
+pub fn reaching(req: &ApprovalRequest) -> String {
+    if req.network.is_empty() {
+        return String::new();
+    }
+    let targets: Vec<String> = req.network.iter().map(|d| d.target.to_string()).collect();
+    format!(" to reach {}", targets.join(", "))
+}
+
+/// How to let a call with destinations run unasked: ` (network = [...]
+/// under [grants.tool.T])`, or nothing.
+pub fn pre_allow(req: &ApprovalRequest) -> String {
+    let targets: Vec<String> = req
+        .network
+        .iter()
+        .filter(|d| match d.via {
+            DestinationGrant::Policy => false,
+            DestinationGrant::Approval { .. } => true,
+        })
+        .map(|d| format!("\"{}\"", d.target))
+        .collect();
+    let network = if targets.is_empty() {
+        String::new()
+    } else {
+        format!(
+            "add `network = [{}]` under `[grants.tool.{}]` and ",
+            targets.join(", "),
+            req.tool
+        )
+    };
+    if req.network.is_empty() {
+        return String::new();
+    }
+    format!(" (to run it without asking, {network}a rule that allows the call)")
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+    use crate::policy::{AskedDestination, Verdict};
+
+    #[test]
+    fn the_hint_names_only_destinations_the_policy_does_not_grant() {
+        let dest = |target: &str, via: DestinationGrant| AskedDestination {
+            target: target.parse().unwrap(),
+            via,
+        };
+        let approved = DestinationGrant::Approval {
+            rule: crate::capability::egress::NetRule::to("https://a.test".parse().unwrap()),
+        };
+        let mut req = ApprovalRequest {
+            call_id: "c".into(),
+            tool: "http_fetch".into(),
+            plugin: "web".into(),
+            input: json!({"url": "https://a.test/"}),
+            policy: "p".into(),
+            decision: Decision {
+                verdict: Verdict::Ask,
+                by: DecidedBy::Mode(crate::policy::Mode::Ask),
+                reason: None,
+                parts: Vec::new(),
+            },
+            grant: Grant::none(),
+            network: vec![dest("https://a.test", approved)],
+            limits: Limits::default(),
+            rationale: None,
+        };
+        assert_eq!(
+            pre_allow(&req),
+            " (to run it without asking, add `network = [\"https://a.test:443\"]` under \
+             `[grants.tool.http_fetch]` and a rule that allows the call)"
+        );
+        req.network = vec![dest("https://a.test", DestinationGrant::Policy)];
+        assert_eq!(
+            pre_allow(&req),
+            " (to run it without asking, a rule that allows the call)"
+        );
+        req.network.clear();
+        assert_eq!(pre_allow(&req), "");
+    }
+}
+
 /// How the approval step ended for one call, for the call's record and
-/// the audit log.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+/// the audit log. Its JSON is the same in `tool call --json` and in
+/// `run --json`'s `tool_decision` events.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum Approval {
     /// The policy allowed the call; no one was asked.
@@ -260,6 +377,10 @@ impl Approvals {
                     SessionGrantKind::Fingerprint => SessionGrant::Fingerprint {
                         tool: req.tool.clone(),
                         sha256: req.fingerprint(),
+                    },
+                    SessionGrantKind::Destinations => SessionGrant::Network {
+                        tool: req.tool.clone(),
+                        destinations: req.network.iter().map(|d| d.target.clone()).collect(),
                     },
                     SessionGrantKind::Pattern(pattern) => SessionGrant::Pattern { pattern },
                 };

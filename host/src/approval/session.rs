@@ -12,11 +12,12 @@ use std::fmt;
 use std::sync::{Mutex, PoisonError};
 
 use globset::{GlobBuilder, GlobMatcher};
-use serde::{Serialize, Serializer};
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 
-use crate::policy::normalize_path;
+use crate::capability::egress::NetPattern;
+use crate::policy::{call_destinations, normalize_path};
 
 /// The sha256 of a tool name and its canonical arguments (object keys
 /// sorted, no insignificant whitespace): equal for two calls exactly when
@@ -44,6 +45,15 @@ impl fmt::Display for CallFingerprint {
 impl Serialize for CallFingerprint {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         s.collect_str(self)
+    }
+}
+
+impl<'de> Deserialize<'de> for CallFingerprint {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let text = String::deserialize(d)?;
+        let mut bytes = [0u8; 32];
+        hex::decode_to_slice(&text, &mut bytes).map_err(serde::de::Error::custom)?;
+        Ok(CallFingerprint(bytes))
     }
 }
 
@@ -226,6 +236,13 @@ impl Serialize for ApprovalPattern {
     }
 }
 
+impl<'de> Deserialize<'de> for ApprovalPattern {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let text = String::deserialize(d)?;
+        ApprovalPattern::parse(&text).map_err(serde::de::Error::custom)
+    }
+}
+
 fn compile(glob: &str, literal_separator: bool) -> Result<GlobMatcher, ApprovalPatternError> {
     GlobBuilder::new(glob)
         .literal_separator(literal_separator)
@@ -246,7 +263,7 @@ fn trim_dot_slash(mut glob: &str) -> &str {
 }
 
 /// A standing permission the user gave for the rest of the session.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum SessionGrant {
     /// This exact call: the same tool with the same arguments.
@@ -261,6 +278,13 @@ pub enum SessionGrant {
         /// The pattern, as `TOOL [ARG=GLOB ...]`.
         pattern: ApprovalPattern,
     },
+    /// Every call of the tool whose destinations are all among these.
+    Network {
+        /// The tool.
+        tool: String,
+        /// Exact destinations: scheme, host and port.
+        destinations: Vec<NetPattern>,
+    },
 }
 
 impl SessionGrant {
@@ -271,6 +295,15 @@ impl SessionGrant {
                 t == tool && *sha256 == CallFingerprint::of(tool, input)
             }
             SessionGrant::Pattern { pattern } => pattern.matches(tool, input),
+            SessionGrant::Network {
+                tool: t,
+                destinations,
+            } => {
+                t == tool
+                    && call_destinations(input).is_ok_and(|wanted| {
+                        !wanted.is_empty() && wanted.iter().all(|w| destinations.contains(w))
+                    })
+            }
         }
     }
 }
@@ -391,5 +424,33 @@ mod tests {
             session.covering("write_file", &json!({"path": "b.txt"})),
             None
         );
+    }
+
+    #[test]
+    fn a_network_grant_covers_its_exact_destinations_only() {
+        let grant = SessionGrant::Network {
+            tool: "http_fetch".into(),
+            destinations: vec!["http://127.0.0.1:8080".parse().unwrap()],
+        };
+        let covers = |tool: &str, input: Value| grant.covers(tool, &input);
+        assert!(covers(
+            "http_fetch",
+            json!({"url": "http://127.0.0.1:8080/a?b"})
+        ));
+        assert!(covers("http_fetch", json!({"url": "HTTP://127.1:8080/"})));
+        assert!(!covers(
+            "http_fetch",
+            json!({"url": "http://127.0.0.1:8081/"})
+        ));
+        assert!(!covers(
+            "http_fetch",
+            json!({"url": "https://127.0.0.1:8080/"})
+        ));
+        assert!(!covers(
+            "http_fetch",
+            json!({"url": "http://localhost:8080/"})
+        ));
+        assert!(!covers("web_get", json!({"url": "http://127.0.0.1:8080/"})));
+        assert!(!covers("http_fetch", json!({})));
     }
 }

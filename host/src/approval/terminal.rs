@@ -20,6 +20,11 @@ const MAX_INPUT_LINES: usize = 60;
 const CHOICES: &str = "[y] allow once  [s] allow this exact call for the session  \
                        [p] allow a pattern for the session  [n] deny\nAllow? [y/s/p/n]: ";
 
+/// The main question for a call that reaches the network.
+const NETWORK_CHOICES: &str = "[y] allow once  [s] allow this tool to reach these \
+                               destinations for the session  [p] allow a pattern for the \
+                               session  [n] deny\nAllow? [y/s/p/n]: ";
+
 /// Asks the user on a terminal: `y` allow once, `s` allow this exact call
 /// for the session, `p` allow a pattern for the session, `n` deny (with an
 /// optional message to the model). On a terminal each choice is one key
@@ -77,6 +82,10 @@ pub(super) fn render(req: &ApprovalRequest) -> String {
     if let Some(reason) = &req.decision.reason {
         s.push_str(&format!("  reason:      {}\n", terminal_line(reason)));
     }
+    for (i, line) in req.destinations().iter().enumerate() {
+        let label = if i == 0 { "reaches:" } else { "" };
+        s.push_str(&format!("  {label:<12} {}\n", terminal_line(line)));
+    }
     s.push_str(&format!(
         "  grant:       {}\n",
         terminal_line(&req.grant_summary())
@@ -106,17 +115,31 @@ pub(super) fn render(req: &ApprovalRequest) -> String {
 fn ask(io: &mut TtyIo, req: &ApprovalRequest) -> io::Result<ApprovalResponse> {
     io.say(&render(req))?;
     loop {
-        let Key(choice) = io.choice(CHOICES, "yspn", None, "Please answer y, s, p or n.\n")?;
+        let choices = match req.session_kind() {
+            SessionGrantKind::Destinations => NETWORK_CHOICES,
+            SessionGrantKind::Fingerprint | SessionGrantKind::Pattern(_) => CHOICES,
+        };
+        let Key(choice) = io.choice(choices, "yspn", None, "Please answer y, s, p or n.\n")?;
         match choice {
             'y' => return Ok(ApprovalResponse::AllowOnce),
             's' => {
+                let kind = req.session_kind();
+                let what = match &kind {
+                    SessionGrantKind::Destinations => {
+                        let targets: Vec<String> =
+                            req.network.iter().map(|d| d.target.to_string()).collect();
+                        format!("reaching {}", targets.join(", "))
+                    }
+                    SessionGrantKind::Fingerprint | SessionGrantKind::Pattern(_) => {
+                        "with exactly these arguments".to_string()
+                    }
+                };
                 io.say(&format!(
-                    "Allowed for this session: {} with exactly these arguments.\n",
-                    terminal_line(&req.tool)
+                    "Allowed for this session: {} {}.\n",
+                    terminal_line(&req.tool),
+                    terminal_line(&what)
                 ))?;
-                return Ok(ApprovalResponse::AllowSession(
-                    SessionGrantKind::Fingerprint,
-                ));
+                return Ok(ApprovalResponse::AllowSession(kind));
             }
             'p' => {
                 if let Some(pattern) = pattern(io, req)? {
@@ -212,6 +235,7 @@ mod tests {
                 parts: Vec::new(),
             },
             grant: Grant::none(),
+            network: Vec::new(),
             limits: Limits::default(),
             rationale: rationale.map(str::to_string),
         }

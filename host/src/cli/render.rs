@@ -15,6 +15,7 @@ use super::RunArgs;
 use super::colour::{Style, paint};
 use super::redact_events::EventRedactor;
 use crate::agent::AgentEvent;
+use crate::approval::Approval;
 use crate::base::{TerminalStream, Verbosity, terminal_line, terminal_text};
 use crate::policy::{DecidedBy, Verdict};
 
@@ -229,14 +230,18 @@ impl Renderer {
                     DecidedBy::Mode(mode) => format!("{mode} mode"),
                 };
                 // Who really decided: after an ask, the user or their grant.
-                let label = match (verdict, approval.as_deref()) {
+                let label = match (verdict, approval) {
                     (Verdict::Allow, _) => format!("allowed by {policy}"),
-                    (Verdict::Ask, Some("user_once" | "user_session")) => "approved by you".into(),
-                    (Verdict::Ask, Some("session_grant")) => {
+                    (Verdict::Ask, Some(Approval::UserOnce | Approval::UserSession { .. })) => {
+                        "approved by you".into()
+                    }
+                    (Verdict::Ask, Some(Approval::SessionGrant { .. })) => {
                         "approved by a grant you gave this session".into()
                     }
-                    (Verdict::Ask, Some("user_denied")) => "refused by you".into(),
-                    (Verdict::Ask, _) => format!("not approved ({policy} asks)"),
+                    (Verdict::Ask, Some(Approval::UserDenied { .. })) => "refused by you".into(),
+                    (Verdict::Ask, Some(Approval::Policy | Approval::Unanswered { .. }) | None) => {
+                        format!("not approved ({policy} asks)")
+                    }
                     (Verdict::Deny, _) => format!("denied by {policy}"),
                 };
                 self.decisions.insert(call_id.clone(), label);

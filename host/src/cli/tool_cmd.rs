@@ -234,6 +234,14 @@ fn describe_grant(grant: &SessionGrant) -> String {
         SessionGrant::Pattern { pattern } => {
             format!("pattern `{}`", terminal_line(&pattern.to_string()))
         }
+        SessionGrant::Network { tool, destinations } => {
+            let targets: Vec<String> = destinations.iter().map(ToString::to_string).collect();
+            format!(
+                "{} to {}",
+                terminal_line(tool),
+                terminal_line(&targets.join(", "))
+            )
+        }
     }
 }
 

@@ -58,13 +58,15 @@ impl Approver for McpApprover {
             .unwrap_or_default();
         let refuse = |why: &str| ApprovalResponse::Unanswered {
             reason: format!(
-                "needs approval under {}{because}, but {why}; to allow it, add a rule that \
-                 allows `{}` to policy {} (see `warden policy explain --policy {} {}`)",
+                "needs approval under {}{because}{}, but {why}; to allow it, add a rule that \
+                 allows `{}` to policy {} (see `warden policy explain --policy {} {}`){}",
                 req.asked_under(),
+                crate::approval::reaching(req),
                 req.tool,
                 req.policy,
                 req.policy,
-                req.tool
+                req.tool,
+                crate::approval::pre_allow(req)
             ),
         };
         let (peer, runtime) = match self {
@@ -87,8 +89,13 @@ impl Approver for McpApprover {
         match answer {
             None => refuse("the call was cancelled before the client answered"),
             Some(Err(e)) => refuse(&format!("the client could not be asked ({e})")),
-            Some(Ok(answer)) => read_answer(&answer)
-                .unwrap_or_else(|| refuse("the client's answer chose no decision")),
+            Some(Ok(answer)) => match read_answer(&answer) {
+                Some(ApprovalResponse::AllowSession(_)) => {
+                    ApprovalResponse::AllowSession(req.session_kind())
+                }
+                Some(other) => other,
+                None => refuse("the client's answer chose no decision"),
+            },
         }
     }
 }
@@ -101,14 +108,27 @@ fn question(req: &ApprovalRequest) -> Option<ElicitRequestParams> {
         .as_deref()
         .map(|r| format!(": {r}"))
         .unwrap_or_default();
+    let reaches = req
+        .destinations()
+        .iter()
+        .map(|d| format!("It will reach: {d}\n"))
+        .collect::<String>();
     let message = crate::base::terminal_text(&format!(
-        "Allow the tool `{}` (plugin {})?\nAsked under {}{because}.\nArguments:\n{}\nIt may use: {}",
+        "Allow the tool `{}` (plugin {})?\nAsked under {}{because}.\nArguments:\n{}\n{reaches}It may use: {}",
         req.tool,
         req.plugin,
         req.asked_under(),
         req.pretty_input(),
         req.grant_summary()
     ));
+    let session_title = match req.session_kind() {
+        SessionGrantKind::Destinations => {
+            "Allow this tool to reach these destinations for the rest of the session"
+        }
+        SessionGrantKind::Fingerprint | SessionGrantKind::Pattern(_) => {
+            "Allow this exact call for the rest of the session"
+        }
+    };
     let schema = json!({
         "type": "object",
         "properties": {
@@ -117,7 +137,7 @@ fn question(req: &ApprovalRequest) -> Option<ElicitRequestParams> {
                 "title": "Decision",
                 "oneOf": [
                     {"const": "allow_once", "title": "Allow once"},
-                    {"const": "allow_session", "title": "Allow this exact call for the rest of the session"},
+                    {"const": "allow_session", "title": session_title},
                     {"const": "deny", "title": "Deny"}
                 ]
             },

@@ -65,6 +65,11 @@ pub struct GrantTable {
     /// and optional `methods`, `paths` and `allow_private`; replaces the
     /// lower layer's list.
     pub network: Option<Vec<NetRule>>,
+    /// Destinations the user may grant, one exact destination per call,
+    /// when the policy asks about a call that would reach them (same
+    /// syntax as `network`); replaces the lower layer's list.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub network_ask: Option<Vec<NetRule>>,
     /// Names of `[[credential]]`s the host injects for these calls;
     /// replaces the lower layer's list.
     pub credentials: Option<Vec<String>>,
@@ -175,6 +180,10 @@ pub struct GrantSpec {
     pub extra_dirs: Vec<ExtraDir>,
     /// Egress rules. Default none: no network.
     pub network: Vec<NetRule>,
+    /// Destinations an approval may add, one exact destination at a time.
+    /// Default none: an ask never grants network.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub network_ask: Vec<NetRule>,
     /// Credentials the host injects (handles, resolved from the policy's
     /// `[[credential]]`s by [`crate::policy::Policy::grant_for`]). Default none.
     pub credentials: Vec<CredentialHandle>,
@@ -216,6 +225,7 @@ impl Grants {
             merged.workspace = l.workspace.or(merged.workspace);
             merged.extra_dirs = l.extra_dirs.or(merged.extra_dirs);
             merged.network = l.network.or(merged.network);
+            merged.network_ask = l.network_ask.or(merged.network_ask);
             merged.credentials = l.credentials.or(merged.credentials);
             merged.http_request_bytes = l.http_request_bytes.or(merged.http_request_bytes);
             merged.http_response_bytes = l.http_response_bytes.or(merged.http_response_bytes);
@@ -233,6 +243,7 @@ impl Grants {
                 .fs_access(),
             extra_dirs: merged.extra_dirs.unwrap_or_default(),
             network: merged.network.unwrap_or_default(),
+            network_ask: merged.network_ask.unwrap_or_default(),
             credentials: Vec::new(),
             limits: LimitOverrides {
                 deadline: merged.deadline_ms.map(Duration::from_millis),

@@ -20,6 +20,7 @@ mod inline_test;
 mod limits;
 mod lint;
 mod matchers;
+mod network_ask;
 mod outright;
 mod process;
 mod protected;
@@ -42,6 +43,10 @@ pub use host_reach::HostReach;
 pub use inline_test::{PolicyTest, TestOutcome};
 pub use limits::LimitAboveCeiling;
 pub use lint::{KnownTool, PolicyLint};
+pub use network_ask::{
+    AskedDestination, DestinationGrant, NetworkAskError, URL_ARGUMENT, call_destinations,
+    destination_of, with_approved,
+};
 pub use process::{ProcessSpec, ProcessTable, ToolchainDir, default_limits};
 pub use protected::{DEFAULT_PROTECTED, Protected, normalize_path};
 pub use rule::{ArgMatcher, Rule};

@@ -116,7 +116,7 @@ async def approvals(config):
     async with connect(config, elicitation_callback=elicit) as session:
         listed = [t.name for t in (await session.list_tools()).tools]
         for args in config["calls"]:
-            results.append(await call(session, "write_file", args))
+            results.append(await call(session, config.get("tool", "write_file"), args))
     return {"listed": listed, "asked": asked, "results": results}
 
 
