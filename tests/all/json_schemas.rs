@@ -199,3 +199,32 @@ fn run_events_and_sessions_match_their_schemas() {
     assert_valid("run-event.schema.json", &out);
     assert_valid("error.schema.json", &out);
 }
+
+#[test]
+fn tool_call_progress_events_match_the_schema() {
+    let sb = Sandbox::new();
+    let tmp = tempfile::tempdir().unwrap();
+    let policy = crate::agent::auto_policy(tmp.path());
+    let ws = sb.ws().display().to_string();
+    let (code, out, err) = cli(
+        crate::agent::hostile_home(),
+        &[
+            "tool",
+            "call",
+            "progress",
+            "--json",
+            "--policy",
+            policy.to_str().unwrap(),
+            "-w",
+            &ws,
+            "--input",
+            r#"{"count":3,"interval_ms":250}"#,
+        ],
+    );
+    assert_eq!(code, Some(0), "{err}");
+    let docs = assert_valid("tool-call.schema.json", &out);
+    assert!(docs.len() >= 3, "progress events, then the result: {out}");
+    assert_eq!(docs[0]["type"], "tool_progress", "{out}");
+    let fraction = docs[0]["fraction"].as_f64().unwrap();
+    assert!((0.33..0.34).contains(&fraction), "{out}");
+}

@@ -41,6 +41,7 @@ mod plugins;
 mod policy_cli;
 mod private_state;
 mod process_sandbox;
+mod progress_display;
 mod protected_metadata;
 mod protected_paths;
 mod providers;
