@@ -1,6 +1,6 @@
 //! While a tool runs, over the mock model and the real binary: its
 //! progress reports reach the user (rate-limited `tool_progress` events
-//! with the elapsed time, or a line on the terminal), and a second Ctrl-C
+//! with the elapsed time, or a spinner on a terminal), and a second Ctrl-C
 //! exits at once while the first waits for a guest to stop, leaving a
 //! session that loads and resumes.
 
@@ -120,7 +120,7 @@ fn progress_reaches_the_json_stream_rate_limited_while_the_tool_runs() {
 }
 
 #[test]
-fn progress_shows_on_the_terminal_with_the_time_taken() {
+fn progress_shows_as_a_spinner_on_a_terminal_and_not_in_a_pipe() {
     let sb = Sandbox::new();
     let tmp = tempfile::tempdir().unwrap();
     let policy = auto_policy(tmp.path());
@@ -133,20 +133,27 @@ fn progress_shows_on_the_terminal_with_the_time_taken() {
         .unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(0), "{stderr}");
-    let lines: Vec<&str> = stderr
-        .lines()
-        .filter(|l| l.starts_with("  … progress: "))
-        .collect();
     assert!(
-        lines.first().is_some_and(
-            |l| l.starts_with("  … progress: step 1 of 4 (25%, ") && l.ends_with(" s)")
-        ),
-        "{stderr}"
+        !stderr.contains("step 1"),
+        "no progress in a pipe: {stderr}"
     );
     assert!(
-        lines.len() < 6,
-        "at most one line a second per call: {stderr}"
+        !stderr.contains(['\x1b', '\r']),
+        "no spinner in a pipe: {stderr:?}"
     );
+
+    let server = MockModel::start(WireFormat::OpenAiChat);
+    server.push(progress_turn());
+    server.push(Script::text("Done."));
+    let mut cmd = run_cmd(&server, &policy, &sb);
+    cmd.arg("report");
+    let mut p = rexpect::session::spawn_command(cmd, Some(120_000)).unwrap();
+    // The slow call's count, its percentage and the time since it started.
+    p.exp_regex(r"progress: step [2-4] of 4 \(\d+%\) \S+ \d+s")
+        .unwrap();
+    let rest = p.exp_eof().unwrap();
+    assert!(rest.contains("\r\x1b[2K"), "the line is cleared: {rest:?}");
+    assert!(rest.contains("Done."), "{rest:?}");
 }
 
 #[test]

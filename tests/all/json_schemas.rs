@@ -206,3 +206,158 @@ fn run_events_and_sessions_match_their_schemas() {
     assert_valid("run-event.schema.json", &out);
     assert_valid("error.schema.json", &out);
 }
+
+#[test]
+fn session_and_audit_outputs_match_their_schemas() {
+    catalog();
+    let home = fresh_home();
+    let demo = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/demo");
+    let replay = demo.join("replay.jsonl").display().to_string();
+    let ws = demo.join("workspace").display().to_string();
+    let args = [
+        "run",
+        "--json",
+        "--replay",
+        &replay,
+        "-w",
+        &ws,
+        "--policy",
+        "read-only",
+        "Where?",
+    ];
+    let (code, out, err) = cli(home.path(), &args);
+    assert_eq!(code, Some(0), "{err}");
+    let id = out
+        .lines()
+        .find_map(|l| {
+            let v: Value = serde_json::from_str(l).ok()?;
+            (v["type"] == "session_started").then(|| v["session_id"].as_str().map(String::from))?
+        })
+        .unwrap();
+
+    let docs = assert_valid(
+        "sessions-show.schema.json",
+        &cli(home.path(), &["sessions", "show", &id, "--json"]).1,
+    );
+    assert_eq!(docs[0]["meta"]["id"], id.as_str());
+    let (code, out, _) = cli(home.path(), &["sessions", "show", "nope", "--json"]);
+    assert_ne!(code, Some(0));
+    assert_valid("sessions-show.schema.json", &out);
+    assert_valid("error.schema.json", &out);
+
+    let docs = assert_valid(
+        "audit-show.schema.json",
+        &cli(home.path(), &["audit", "show", "--json"]).1,
+    );
+    assert!(
+        docs.iter().any(|d| d["event"]["type"] == "tool_call"),
+        "{docs:?}"
+    );
+    let docs = assert_valid(
+        "audit-verify.schema.json",
+        &cli(home.path(), &["audit", "verify", "--json"]).1,
+    );
+    assert!(docs[0]["verification"]["broken"].is_null(), "{docs:?}");
+    let docs = assert_valid(
+        "audit-caps.schema.json",
+        &cli(home.path(), &["audit", "caps", "--json"]).1,
+    );
+    assert!(docs[0]["tools"]["read_file"]["calls"].is_u64(), "{docs:?}");
+}
+
+#[test]
+fn plugin_and_policy_outputs_match_their_schemas() {
+    catalog();
+    let home = fresh_home();
+    let docs = assert_valid(
+        "plugin-list.schema.json",
+        &cli(home.path(), &["plugin", "list", "--json"]).1,
+    );
+    assert!(docs[0]["plugins"].as_array().unwrap().len() >= 4);
+    let docs = assert_valid(
+        "plugin-inspect.schema.json",
+        &cli(home.path(), &["plugin", "inspect", "fs", "--json"]).1,
+    );
+    assert_eq!(docs[0]["manifest"]["name"], "fs");
+    let (code, out, _) = cli(home.path(), &["plugin", "inspect", "nope", "--json"]);
+    assert_eq!(code, Some(5));
+    assert_valid("plugin-inspect.schema.json", &out);
+
+    let hostile = warden::test_plugins::HOSTILE;
+    let docs = assert_valid(
+        "plugin-install.schema.json",
+        &cli(home.path(), &["plugin", "install", hostile, "--json"]).1,
+    );
+    assert_eq!(docs[0]["installed"]["meta"]["manifest"]["name"], "hostile");
+    // Refused under --strict (it imports more than it declares): the
+    // error shape, with what was asked for.
+    let (code, out, _) = cli(
+        home.path(),
+        &["plugin", "install", hostile, "--strict", "--json"],
+    );
+    let docs = assert_valid("plugin-install.schema.json", &out);
+    if code == Some(3) {
+        assert_eq!(docs[0]["type"], "error", "{out}");
+        assert_valid("error.schema.json", &out);
+    }
+    let (code, out, _) = cli(
+        home.path(),
+        &["plugin", "install", "/no/such.wasm", "--json"],
+    );
+    assert_eq!(code, Some(5));
+    assert_valid("plugin-install.schema.json", &out);
+    assert_valid(
+        "plugin-install.schema.json",
+        &cli(home.path(), &["plugin", "approve", "hostile", "--json"]).1,
+    );
+    let docs = assert_valid(
+        "plugin-remove.schema.json",
+        &cli(home.path(), &["plugin", "remove", "hostile", "--json"]).1,
+    );
+    assert_eq!(docs[0]["removed"], "hostile");
+    let (_, out, _) = cli(home.path(), &["plugin", "remove", "hostile", "--json"]);
+    assert_valid("plugin-remove.schema.json", &out);
+    assert_valid("error.schema.json", &out);
+
+    let docs = assert_valid(
+        "policy-list.schema.json",
+        &cli(home.path(), &["policy", "list", "--json"]).1,
+    );
+    assert!(
+        docs[0]["policies"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|p| p["name"] == "read-only"),
+        "{docs:?}"
+    );
+}
+
+#[test]
+fn tool_call_progress_events_match_the_schema() {
+    let sb = Sandbox::new();
+    let tmp = tempfile::tempdir().unwrap();
+    let policy = crate::agent::auto_policy(tmp.path());
+    let ws = sb.ws().display().to_string();
+    let (code, out, err) = cli(
+        crate::agent::hostile_home(),
+        &[
+            "tool",
+            "call",
+            "progress",
+            "--json",
+            "--policy",
+            policy.to_str().unwrap(),
+            "-w",
+            &ws,
+            "--input",
+            r#"{"count":3,"interval_ms":250}"#,
+        ],
+    );
+    assert_eq!(code, Some(0), "{err}");
+    let docs = assert_valid("tool-call.schema.json", &out);
+    assert!(docs.len() >= 3, "progress events, then the result: {out}");
+    assert_eq!(docs[0]["type"], "tool_progress", "{out}");
+    let fraction = docs[0]["fraction"].as_f64().unwrap();
+    assert!((0.33..0.34).contains(&fraction), "{out}");
+}

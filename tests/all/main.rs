@@ -42,6 +42,7 @@ mod plugins;
 mod policy_cli;
 mod private_state;
 mod process_sandbox;
+mod progress_display;
 mod project_instructions;
 mod protected_metadata;
 mod protected_paths;

@@ -161,6 +161,35 @@ fn check_refuses_rules_that_can_never_fire_and_explain_warns() {
 }
 
 #[test]
+fn check_refuses_a_grant_table_for_a_misspelt_tool() {
+    let dir = tempfile::tempdir().unwrap();
+    let typo = dir.path().join("grant.toml");
+    std::fs::write(
+        &typo,
+        "name = \"p\"\ndescription = \"d\"\nmode = \"auto\"\n\
+         [grants.tool.write_fil]\nworkspace = \"read-write\"\n",
+    )
+    .unwrap();
+    let (code, _, err) = cli(shared_home(), &["policy", "check", typo.to_str().unwrap()]);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(
+        err.contains(
+            "`[grants.tool.write_fil]`: no installed plugin provides a tool `write_fil` \
+             (did you mean `write_file`?)"
+        ),
+        "{err}"
+    );
+    let (code, out, _) = cli(
+        shared_home(),
+        &["policy", "check", typo.to_str().unwrap(), "--json"],
+    );
+    assert_eq!(code, Some(2), "{out}");
+    let doc: serde_json::Value = serde_json::from_str(out.trim()).unwrap();
+    assert_eq!(doc["lints"][0]["type"], "unknown_grant_tool", "{doc}");
+    assert_eq!(doc["lints"][0]["suggestion"], "write_file", "{doc}");
+}
+
+#[test]
 fn check_fails_when_an_inline_test_fails() {
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("p.toml");

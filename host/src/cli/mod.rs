@@ -7,6 +7,7 @@ mod stdio;
 
 mod audit_caps;
 mod audit_cmd;
+mod call_progress;
 mod colour;
 mod ctrl_c;
 mod limit_args;
@@ -16,6 +17,7 @@ mod plugin_list;
 mod plugin_view;
 mod policy_cmd;
 mod policy_explain;
+mod progress;
 mod redact_events;
 mod render;
 mod run_cmd;
@@ -367,6 +369,7 @@ impl From<Exit> for ExitCode {
 pub fn run(cli: Cli) -> Exit {
     let verbosity = cli.verbosity();
     colour::choose(cli.color);
+    progress::allow(verbosity);
     match cli.command {
         Command::Tool(ToolCommand::List { json }) => tool_list::list(json),
         Command::Tool(ToolCommand::Show { name, policy, json }) => {
@@ -416,7 +419,8 @@ fn open_catalog_with(
 ) -> Result<crate::plugin::Catalog, Exit> {
     let home =
         crate::home::Home::from_env().map_err(|e| fail(json, Exit::Failure, &e.to_string()))?;
-    let catalog = crate::plugin::Catalog::open_with(&home, instances)
+    let observer = progress::compile_observer(json, "first use");
+    let catalog = crate::plugin::Catalog::open_observed(&home, instances, observer)
         .map_err(|e| fail(json, Exit::Failure, &e.to_string()))?;
     report_problems(&catalog);
     Ok(catalog)

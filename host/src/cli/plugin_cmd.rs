@@ -114,6 +114,7 @@ fn install(
         Ok(pc) => pc,
         Err(code) => return code,
     };
+    catalog.observe_compiles(super::progress::compile_observer(json, "to install"));
     let candidate = match prepare(&catalog) {
         Ok(c) => c,
         Err(e) => return fail(json, Exit::Failure, &format!("cannot install {what}: {e}")),

@@ -3,20 +3,22 @@
 //!
 //! For a human, assistant text goes to stdout and everything else to
 //! stderr: reasoning dimmed (when stderr takes styles, see `colour`), one
-//! line per tool call, its progress (at most one line a second per call)
-//! and its result.
+//! line per tool call, its progress (a spinner on a terminal, see
+//! `progress`; nothing in a pipe) and its result.
 //! Everything a model, a plugin or a provider supplied is made inert for a
 //! terminal first: streamed text through a [`TerminalStream`] each, every
 //! other field as one line. JSON lines are serde's, never altered.
 
 use std::collections::HashMap;
+use std::time::{Duration, Instant};
 
 use super::RunArgs;
 use super::colour::{Style, paint};
+use super::progress::{self, ProgressDisplay};
 use super::redact_events::EventRedactor;
 use crate::agent::AgentEvent;
 use crate::approval::Approval;
-use crate::base::{TerminalStream, Verbosity, terminal_line, terminal_text};
+use crate::base::{ProgressEvent, TerminalStream, Verbosity, terminal_line, terminal_text};
 use crate::policy::{DecidedBy, Verdict};
 
 /// The shortest time between two progress lines of one call, for a human.
@@ -63,6 +65,8 @@ pub(super) struct Renderer {
     redactor: EventRedactor,
     /// `Quiet` shows a human only the answer and a failure.
     verbosity: Verbosity,
+    /// How a human sees a call's progress.
+    display: ProgressDisplay,
 }
 
 impl Renderer {
@@ -77,6 +81,10 @@ impl Renderer {
             running: HashMap::new(),
             redactor: EventRedactor::default(),
             verbosity,
+            display: match output {
+                Output::Human => progress::display(false),
+                Output::Json | Output::Print => ProgressDisplay::Off,
+            },
         }
     }
 
@@ -153,6 +161,23 @@ impl Renderer {
         if self.verbosity == Verbosity::Quiet {
             return self.quiet(ev);
         }
+        match ev {
+            AgentEvent::ToolProgress {
+                call_id,
+                message,
+                fraction,
+                elapsed_ms,
+            } => self.progress(call_id, message, *fraction, *elapsed_ms),
+            AgentEvent::ToolResult { call_id, .. } => {
+                progress::end(call_id);
+                self.human_line(ev);
+            }
+            _ => progress::suspend(|| self.human_line(ev)),
+        }
+    }
+
+    /// Everything but progress, for a human.
+    fn human_line(&mut self, ev: &AgentEvent) {
         match ev {
             AgentEvent::SessionStarted {
                 session_id,
@@ -246,12 +271,7 @@ impl Renderer {
                 };
                 self.decisions.insert(call_id.clone(), label);
             }
-            AgentEvent::ToolProgress {
-                call_id,
-                message,
-                fraction,
-                elapsed_ms,
-            } => self.progress(call_id, message, *fraction, *elapsed_ms),
+            AgentEvent::ToolProgress { .. } => {}
             AgentEvent::ToolResult {
                 call_id,
                 tool,
@@ -353,11 +373,30 @@ impl Renderer {
         }
     }
 
-    /// `  … grep: 1200 files (40%, 3.2 s)`, at most once a second per call.
+    /// A spinner on a terminal; where it cannot redraw its line,
+    /// `  … grep: 1200 files (40%, 3.2 s)` at most once a second per call.
     fn progress(&mut self, call_id: &str, message: &str, fraction: Option<f32>, elapsed_ms: u64) {
         let Some((tool, last)) = self.running.get_mut(call_id) else {
             return;
         };
+        match self.display {
+            ProgressDisplay::Off => return,
+            ProgressDisplay::Spinner => {
+                let elapsed = Duration::from_millis(elapsed_ms);
+                if elapsed >= progress::SHOW_AFTER {
+                    let report = ProgressEvent {
+                        message: message.to_string(),
+                        fraction,
+                    };
+                    let started = Instant::now()
+                        .checked_sub(elapsed)
+                        .unwrap_or_else(Instant::now);
+                    progress::show(call_id, &progress::call_line(tool, &report), started);
+                }
+                return;
+            }
+            ProgressDisplay::Lines => {}
+        }
         if last.is_some_and(|at| elapsed_ms.saturating_sub(at) < HUMAN_PROGRESS_MS) {
             return;
         }

@@ -136,7 +136,9 @@ fn prepare(args: RunArgs, verbosity: Verbosity) -> Result<Prepared, (Exit, Strin
     {
         errln!("warden: warning: {warning}");
     }
-    let catalog = Catalog::open(&home).map_err(|e| failure(e.to_string()))?;
+    let observer = super::progress::compile_observer(args.json, "first use");
+    let catalog = Catalog::open_observed(&home, crate::runtime::Instances::Pooled, observer)
+        .map_err(|e| failure(e.to_string()))?;
     super::report_problems(&catalog);
     if policy.host_reach().workspace_writes && !args.json {
         super::workspace_trust::announce_first_write(&home, &workspace, verbosity);

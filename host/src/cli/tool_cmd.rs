@@ -2,12 +2,13 @@
 
 use std::io::{IsTerminal, Read};
 use std::sync::Arc;
+use std::time::Instant;
 
 use serde_json::json;
 
 use super::{CallArgs, Exit, fail, open_catalog_with, workspace_trust};
 use crate::approval::{Approval, Approvals, NonInteractive, SessionGrant, TerminalApprover};
-use crate::base::{CancelToken, ProgressEvent, Verbosity, secrets, terminal_line, terminal_text};
+use crate::base::{CancelToken, Verbosity, secrets, terminal_line, terminal_text};
 use crate::capability::WriteMode;
 use crate::pipeline::{self, CallResult, Invocation, Stage};
 use crate::protocol::ToolOutcome;
@@ -106,9 +107,6 @@ pub fn call(args: CallArgs, verbosity: Verbosity) -> Exit {
         Ok(l) => l,
         Err(e) => return fail(args.json, Exit::Usage, &e),
     };
-    let progress: Option<crate::base::ProgressSink> =
-        (!args.json && verbosity.shows_warnings() && std::io::stderr().is_terminal())
-            .then(|| Arc::new(|p: &ProgressEvent| show_progress(p)) as crate::base::ProgressSink);
     let approvals = approvals(args.non_interactive);
     let cancel = CancelToken::new();
     let on_ctrl_c = cancel.clone();
@@ -116,6 +114,8 @@ pub fn call(args: CallArgs, verbosity: Verbosity) -> Exit {
     let mut exit = Exit::Success;
     let mut unrecorded = None;
     for (i, input) in inputs.iter().enumerate() {
+        let key = format!("call {i}");
+        let progress = super::call_progress::sink(&args.name, args.json, &key, Instant::now());
         let result = pipeline::run(
             &catalog,
             Invocation {
@@ -126,12 +126,13 @@ pub fn call(args: CallArgs, verbosity: Verbosity) -> Exit {
                 limits: limits.clone(),
                 limit_requests,
                 cancel: cancel.clone(),
-                progress: progress.clone(),
+                progress,
                 policy: Some(&policy),
                 approval: Some(&approvals),
                 rationale: None,
             },
         );
+        super::progress::end(&key);
         let recorded = audit.record_call(&result, input, None);
         if args.json {
             print_json(&result);
@@ -177,7 +178,9 @@ pub(super) fn approvals(non_interactive: bool) -> Approvals {
         || std::io::stdout().is_terminal()
         || std::io::stderr().is_terminal();
     match attached.then(TerminalApprover::open) {
-        Some(Ok(terminal)) => Approvals::new(Arc::new(terminal)),
+        Some(Ok(terminal)) => {
+            Approvals::new(Arc::new(super::progress::Pausing(Arc::new(terminal))))
+        }
         Some(Err(_)) | None => Approvals::non_interactive(),
     }
 }
@@ -216,14 +219,6 @@ fn read_input(arg: &str) -> Result<String, String> {
             .map_err(|e| format!("cannot read input file {path}: {e}"));
     }
     Ok(arg.to_string())
-}
-
-fn show_progress(p: &ProgressEvent) {
-    let message = terminal_line(&p.message);
-    match p.fraction {
-        Some(f) => errln!("… {message} ({:.0}%)", f * 100.0),
-        None => errln!("… {message}"),
-    }
 }
 
 fn describe_grant(grant: &SessionGrant) -> String {

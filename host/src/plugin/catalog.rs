@@ -16,7 +16,9 @@ use super::{BUILTIN, BuiltinPlugin};
 use crate::base::sha256_hex;
 use crate::home::Home;
 use crate::protocol::ToolSpec;
-use crate::runtime::{Instances, LoadError, LoadedPlugin, PluginMeta, Runtime, RuntimeError};
+use crate::runtime::{
+    CompileObserver, Instances, LoadError, LoadedPlugin, PluginMeta, Runtime, RuntimeError,
+};
 
 /// Where a plugin's component comes from.
 #[derive(Debug, Clone)]
@@ -139,7 +141,18 @@ impl Catalog {
 
     /// [`Catalog::open`], with instances allocated as `instances` says.
     pub fn open_with(home: &Home, instances: Instances) -> Result<Self, CatalogError> {
-        let runtime = Runtime::with_instances(home.cache_dir(), instances)?;
+        Catalog::open_observed(home, instances, None)
+    }
+
+    /// [`Catalog::open_with`], telling `observer` of every component
+    /// compiled, now (a built-in on a fresh data directory) or later.
+    pub fn open_observed(
+        home: &Home,
+        instances: Instances,
+        observer: Option<CompileObserver>,
+    ) -> Result<Self, CatalogError> {
+        let mut runtime = Runtime::with_instances(home.cache_dir(), instances)?;
+        runtime.observe_compiles(observer);
         let registry = Registry::new(home.plugins_dir());
         let lock_path = home.root().join(LOCKFILE);
         let mut problems = Vec::new();
@@ -193,6 +206,12 @@ impl Catalog {
 
     pub fn runtime(&self) -> &Runtime {
         &self.runtime
+    }
+
+    /// Tell `observer`, instead of the one before, of every component
+    /// compiled from now on.
+    pub fn observe_compiles(&mut self, observer: Option<CompileObserver>) {
+        self.runtime.observe_compiles(observer);
     }
 
     /// What could not be read in the data directory (an unreadable

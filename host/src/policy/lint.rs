@@ -1,11 +1,13 @@
 //! A policy checked against the tools that exist: a rule that names a
-//! tool no plugin provides, a glob that matches none, or an argument that
-//! no tool it names takes can never fire, so `policy check` refuses it and
+//! tool no plugin provides, a glob that matches none, an argument that no
+//! tool it names takes, or a `[grants.tool.NAME]` table for a tool no
+//! plugin provides can never apply, so `policy check` refuses it and
 //! `policy explain` warns.
 //!
 //! A rule may say `plugin = "NAME"`: its tools belong to that plugin. When
-//! the plugin is not installed here, its tools are not checked; when it
-//! is, they are checked against that plugin's tools alone.
+//! the plugin is not installed here, its tools are not checked, nor are
+//! their `[grants.tool]` tables; when it is, they are checked against that
+//! plugin's tools alone.
 
 use std::collections::BTreeSet;
 
@@ -53,6 +55,15 @@ pub enum PolicyLint {
         tools: Vec<String>,
         suggestion: Option<String>,
     },
+    /// `[grants.tool.NAME]` names a tool no installed plugin provides.
+    #[error(
+        "`[grants.tool.{tool}]`: no installed plugin provides a tool `{tool}`{}, so the grant never applies; a tool of a plugin not installed here needs a rule naming it with `plugin = \"NAME\"`",
+        did_you_mean(suggestion)
+    )]
+    UnknownGrantTool {
+        tool: String,
+        suggestion: Option<String>,
+    },
 }
 
 fn did_you_mean(suggestion: &Option<String>) -> String {
@@ -65,9 +76,35 @@ fn did_you_mean(suggestion: &Option<String>) -> String {
 impl Policy {
     /// Every rule that cannot fire given `tools`, the catalog's.
     pub fn lint(&self, tools: &[KnownTool<'_>]) -> Vec<PolicyLint> {
-        self.rules
+        let mut lints: Vec<PolicyLint> = self
+            .rules
             .iter()
             .flat_map(|r| lint_rule(r, tools))
+            .collect();
+        lints.extend(self.lint_grant_tools(tools));
+        lints
+    }
+
+    /// Each `[grants.tool.NAME]` whose tool no installed plugin provides,
+    /// unless a rule places it in a plugin not installed here.
+    fn lint_grant_tools(&self, tools: &[KnownTool<'_>]) -> Vec<PolicyLint> {
+        let elsewhere = |name: &str| {
+            self.rules.iter().any(|r| {
+                r.plugin
+                    .as_deref()
+                    .is_some_and(|p| !tools.iter().any(|t| t.plugin == p))
+                    && r.tools.iter().any(|t| t == name)
+            })
+        };
+        self.grants
+            .tool
+            .keys()
+            .filter(|name| !tools.iter().any(|t| t.name == name.as_str()))
+            .filter(|name| !elsewhere(name))
+            .map(|name| PolicyLint::UnknownGrantTool {
+                tool: name.clone(),
+                suggestion: closest(name, tools.iter().map(|t| t.name)),
+            })
             .collect()
     }
 }
@@ -227,5 +264,34 @@ mod tests {
             "{HEAD}[[rule]]\nname = \"d\"\ntools = [\"deploy\"]\nplugin = \"fs\"\ndecision = \"ask\"\n"
         ));
         assert!(matches!(&l[..], [PolicyLint::UnknownTool { .. }]), "{l:?}");
+    }
+
+    #[test]
+    fn a_misspelt_grant_tool_table_gets_a_suggestion() {
+        let l = lints(&format!(
+            "{HEAD}[grants.tool.write_fil]\nworkspace = \"read-write\"\n\
+             [grants.tool.read_file]\nworkspace = \"read-only\"\n"
+        ));
+        assert_eq!(
+            l,
+            [PolicyLint::UnknownGrantTool {
+                tool: "write_fil".into(),
+                suggestion: Some("write_file".into())
+            }]
+        );
+        assert!(
+            l[0].to_string().contains("did you mean `write_file`?"),
+            "{}",
+            l[0]
+        );
+    }
+
+    #[test]
+    fn a_grant_for_a_tool_of_a_plugin_not_installed_is_not_flagged() {
+        let l = lints(&format!(
+            "{HEAD}[[rule]]\nname = \"d\"\ntools = [\"deploy\"]\nplugin = \"deployer\"\n\
+             decision = \"ask\"\n[grants.tool.deploy]\nworkspace = \"read-only\"\n"
+        ));
+        assert_eq!(l, []);
     }
 }

@@ -7,6 +7,7 @@
 pub mod bindings;
 mod cache;
 mod call;
+mod compile_observer;
 mod component;
 mod egress_report;
 mod engine;
@@ -31,6 +32,7 @@ use wasmtime::Engine;
 
 pub use cache::CompileCache;
 pub use call::CallRequest;
+pub use compile_observer::{CompileEvent, CompileObserver};
 pub use component::{
     LoadError, LoadedPlugin, PLUGIN_EXPORT, PluginMeta, SUPPORTED_WIT, SchemaError,
 };
@@ -64,6 +66,8 @@ pub fn warm_up_wasi_io() {
 pub struct Runtime {
     engine: Engine,
     cache: CompileCache,
+    /// Told when a component misses the cache and is compiled.
+    observer: Option<CompileObserver>,
 }
 
 /// The runtime could not start.
@@ -82,7 +86,17 @@ impl Runtime {
     pub fn with_instances(cache_dir: PathBuf, instances: Instances) -> Result<Self, RuntimeError> {
         let engine = engine::build(instances).map_err(|e| RuntimeError(format!("{e:#}")))?;
         let cache = CompileCache::new(cache_dir, &engine);
-        Ok(Runtime { engine, cache })
+        Ok(Runtime {
+            engine,
+            cache,
+            observer: None,
+        })
+    }
+
+    /// Tell `observer` whenever a component is compiled (not mapped from
+    /// the cache) from now on.
+    pub fn observe_compiles(&mut self, observer: Option<CompileObserver>) {
+        self.observer = observer;
     }
 
     pub fn engine(&self) -> &Engine {
@@ -121,6 +135,8 @@ impl Runtime {
 
         component::check_preamble(wasm)?;
         let manifest = Manifest::from_component(wasm)?;
+        let name = manifest.name.clone();
+        let _compiling = compile_observer::Compiling::start(self.observer.as_ref(), &name);
         let component = self
             .cache
             .compile(&self.engine, &sha, wasm)
