@@ -373,3 +373,88 @@ fn a_search_split_across_workers_prints_what_one_walk_prints() {
         assert_split_matches_single(&sb, input);
     }
 }
+
+#[test]
+fn files_of_every_size_around_the_read_sizes_are_searched_whole() {
+    // The first read asks 256 KiB; one read returns at most 4 MiB; an
+    // empty file ends at once. A match on the last line of each shows the
+    // whole file was read, whichever way the reads fell.
+    let sb = project();
+    let line = format!("{}\n", "x".repeat(63));
+    for (name, size) in [
+        ("empty.txt", 0),
+        ("first_read.txt", 256 * 1024),
+        ("first_read_and_one.txt", 256 * 1024 + 64),
+        ("max_read.txt", 4 * 1024 * 1024),
+        ("over_max_read.txt", 6 * 1024 * 1024 + 64),
+    ] {
+        let mut body = line.repeat(size / 64);
+        if size > 0 {
+            body.truncate(body.len() - line.len());
+            body.push_str(&format!("needle {:>56}\n", name.len()));
+        }
+        assert_eq!(body.len(), size / 64 * 64, "{name}");
+        sb.write(&format!("sizes/{name}"), body);
+    }
+    let text = grep(&sb, json!({"pattern": "needle", "path": "sizes"}));
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines.len(), 5, "{text}");
+    for (shown, lines_in) in [
+        ("sizes/first_read.txt", 4096),
+        ("sizes/first_read_and_one.txt", 4097),
+        ("sizes/max_read.txt", 65536),
+        ("sizes/over_max_read.txt", 98305),
+    ] {
+        assert!(
+            lines
+                .iter()
+                .any(|l| l.starts_with(&format!("{shown}:{lines_in}:needle"))),
+            "{shown} line {lines_in}: {text}"
+        );
+    }
+}
+
+/// `glob` with one worker at a time (one walk) and with the default (the
+/// walk split across workers): the same paths.
+#[test]
+fn a_glob_split_across_workers_lists_what_one_walk_lists() {
+    let sb = project();
+    for i in 0..80 {
+        sb.write(&format!("pkg{}/src/m{i:02}.rs", i % 6), "");
+        sb.write(&format!("pkg{}/src/deep/n{i:02}/mod.rs", i % 4), "");
+    }
+    sb.write("pkg2/.gitignore", "m*2.rs\n");
+    for input in [
+        json!({"pattern": "**/*.rs"}),
+        json!({"pattern": "**/mod.rs"}),
+        json!({"pattern": "src/**", "path": "pkg1"}),
+        json!({"pattern": "**/*.rs", "include_hidden": true}),
+        json!({"pattern": "*"}),
+    ] {
+        let run = |workers: u32| {
+            let limits = Limits {
+                workers,
+                ..Limits::default()
+            };
+            let r = call_raw(
+                "glob",
+                &input.to_string(),
+                &sb.ws(),
+                WriteMode::ReadOnly,
+                limits,
+            );
+            let workers = r.report.as_ref().unwrap().workers;
+            (ok(&r).clone(), workers)
+        };
+        let (single, none) = run(1);
+        let (split, workers) = run(Limits::default().workers);
+        assert_eq!(none, 0, "one worker at a time: one walk");
+        // The whole project is large enough to split; `pkg1` alone is not.
+        if warden::runtime::parallelism() >= 2 && input.get("path").is_none() {
+            assert!(workers >= 2, "the default splits the walk: {workers}");
+        }
+        assert!(single.text.lines().count() > 1, "{input}: {}", single.text);
+        assert_eq!(split.text, single.text, "input {input}");
+        assert_eq!(split.structured, single.structured, "input {input}");
+    }
+}

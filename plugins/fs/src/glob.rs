@@ -10,15 +10,18 @@ use std::path::Path;
 
 use globset::{GlobBuilder, GlobMatcher};
 use ignore::overrides::Override;
-use serde::Deserialize;
-use warden_sdk::walk::{Flow, Kind, WalkProgress, Walker, start};
+use serde::{Deserialize, Serialize};
+use warden_sdk::walk::{Flow, Kind, Piece, WalkDir, WalkProgress, Walker, start};
+
+use crate::glob_split;
 use warden_sdk::{
     Annotations, Context, Output, Tool, ToolError, WorkspacePath,
     serde_json::{Value, json},
 };
 
 /// Paths shown before the list is cut.
-const MAX_RESULTS: usize = 1000;
+/// Paths listed at most.
+pub(crate) const MAX_RESULTS: usize = 1000;
 
 /// Finds paths matching a glob.
 pub struct Glob;
@@ -65,10 +68,14 @@ impl Tool for Glob {
         let (root, base) = crate::resolve(cx, &input.path)?;
         glob(&root, &base, &input.pattern, input.include_hidden)
     }
+
+    fn work(&self, task: &str, cx: &Context) -> Result<Output, ToolError> {
+        glob_split::work(task, cx)
+    }
 }
 
 /// Compile `pattern`; `*` does not cross `/`.
-fn matcher(pattern: &str) -> Result<GlobMatcher, ToolError> {
+pub(crate) fn matcher(pattern: &str) -> Result<GlobMatcher, ToolError> {
     let trimmed = pattern.strip_prefix("./").unwrap_or(pattern);
     GlobBuilder::new(trimmed)
         .literal_separator(true)
@@ -94,33 +101,16 @@ fn glob(
             "{shown}: not a directory; give the directory to search in"
         )));
     }
-    let base_path = base.guest().trim_end_matches('/');
-    let no_overrides = Override::empty();
-    let mut walker = Walker::new(!hidden, &no_overrides);
-    let start = start(base, &mut walker).map_err(|e| ToolError::from_io(&e, shown))?;
-    let mut found = Vec::new();
-    let mut progress = WalkProgress::new("glob", "entries");
-    let mut cancelled = false;
-    walker.walk_all(&start, base_path, &mut |_, _, path, kind| {
-        progress.entry(0);
-        if progress.seen.is_multiple_of(256) && crate::cancelled() {
-            cancelled = true;
-            return Flow::Stop;
-        }
-        let under_base = path.get(base_path.len() + 1..).unwrap_or_default();
-        if matcher.is_match(under_base) {
-            let mut rel = crate::relative_to(root, Path::new(path));
-            if kind == Kind::Dir {
-                rel.push('/');
-            }
-            found.push(rel);
-        }
-        Flow::Continue
-    });
-    found.sort_unstable();
-    let total = found.len();
+    let Found {
+        found,
+        total,
+        cancelled,
+    } = match glob_split::fanned(base, pattern, hidden) {
+        Some(found) => found,
+        None => one_walk(root, base, &matcher, hidden, None)
+            .map_err(|e| ToolError::from_io(&e, shown))?,
+    };
     let truncated = total > MAX_RESULTS || cancelled;
-    found.truncate(MAX_RESULTS);
     let mut text = found.join("\n");
     if total == 0 {
         text = format!("no files match `{pattern}` under {shown}");
@@ -142,6 +132,88 @@ fn glob(
     }
     let structured = json!({"path": shown, "matches": total, "truncated": truncated});
     Ok(Output::text(text).with_structured(structured))
+}
+
+/// The paths a walk matched: the first [`MAX_RESULTS`] in order, and how
+/// many there were.
+#[derive(Debug, Default, Serialize, Deserialize)]
+pub(crate) struct Found {
+    /// Workspace-relative, sorted, directories ending in `/`.
+    pub found: Vec<String>,
+    /// Every path that matched.
+    pub total: usize,
+    /// The walk stopped because the call was cancelled.
+    pub cancelled: bool,
+}
+
+impl Found {
+    /// Keep the first [`MAX_RESULTS`] paths in order.
+    pub(crate) fn settle(&mut self) {
+        self.found.sort_unstable();
+        self.found.truncate(MAX_RESULTS);
+    }
+}
+
+/// Match the walk of directory `base` against `matcher`: the whole walk, or
+/// only `pieces` of it (a worker's task).
+pub(crate) fn one_walk(
+    root: &WorkspacePath,
+    base: &WorkspacePath,
+    matcher: &GlobMatcher,
+    hidden: bool,
+    pieces: Option<&[Piece]>,
+) -> std::io::Result<Found> {
+    let base_path = base.guest().trim_end_matches('/');
+    let no_overrides = Override::empty();
+    let mut walker = Walker::new(!hidden, &no_overrides);
+    let mut out = Found::default();
+    let mut progress = WalkProgress::new("glob", "entries");
+    let mut visit = |_: &WalkDir, _: &str, path: &str, kind: Kind| {
+        progress.entry(0);
+        if progress.seen.is_multiple_of(256) && crate::cancelled() {
+            out.cancelled = true;
+            return Flow::Stop;
+        }
+        let under_base = path.get(base_path.len() + 1..).unwrap_or_default();
+        if matcher.is_match(under_base) {
+            out.total += 1;
+            let mut rel = crate::relative_to(root, Path::new(path));
+            if kind == Kind::Dir {
+                rel.push('/');
+            }
+            out.found.push(rel);
+            // Bounded memory: only the first paths in order are kept.
+            if out.found.len() >= 4 * MAX_RESULTS {
+                out.settle();
+            }
+        }
+        Flow::Continue
+    };
+    match pieces {
+        None => {
+            let start = start(base, &mut walker)?;
+            walker.walk_all(&start, base_path, &mut visit);
+        }
+        Some(pieces) => {
+            for piece in pieces {
+                let at = if piece.dir().is_empty() {
+                    base.clone()
+                } else {
+                    base.join(piece.dir())
+                };
+                // A directory gone since the plan is skipped, as one walk would.
+                let Ok(dir) = start(&at, &mut walker) else {
+                    continue;
+                };
+                let path = at.guest().trim_end_matches('/');
+                if walker.walk_piece(&dir, path, piece, &mut visit) == Flow::Stop {
+                    break;
+                }
+            }
+        }
+    }
+    out.settle();
+    Ok(out)
 }
 
 #[cfg(test)]

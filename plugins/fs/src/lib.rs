@@ -9,6 +9,7 @@
 
 mod edit;
 mod glob;
+mod glob_split;
 mod list;
 mod read;
 mod write;

@@ -21,7 +21,7 @@ pub(crate) const MAX_FILE_SIZE: u64 = 64 * 1024 * 1024;
 const SNIFF: usize = 8 * 1024;
 
 /// The `glob` input as walk overrides rooted at `base`.
-fn overrides(base: &Path, globs: Option<&Globs>) -> Result<Override, ToolError> {
+pub(crate) fn overrides(base: &Path, globs: Option<&Globs>) -> Result<Override, ToolError> {
     let globs: &[String] = match globs {
         None => &[],
         Some(Globs::One(g)) => std::slice::from_ref(g),
@@ -83,15 +83,28 @@ pub(crate) fn grep(target: &WorkspacePath, input: &Input) -> Result<Output, Tool
 /// it runs them; the call's log says whether it was and, if not, why.
 fn split(target: &WorkspacePath, input: &Input, searcher: &Searcher) -> Option<(Sink, Tally)> {
     let shards = shard::shards();
-    match shard::fanned(target, input, searcher, shards, shard::fan_out) {
+    let mut tasks = 0;
+    let run = |t: &[String]| {
+        tasks = t.len();
+        shard::fan_out(t)
+    };
+    match shard::fanned(target, input, searcher, shards, run) {
         Ok(found) => {
+            // Each task runs in a worker of its own.
             note(
                 LogLevel::Debug,
-                &format!("grep: searched in {shards} workers"),
+                &format!("grep: searched in {tasks} workers"),
             );
             Some(found)
         }
-        Err(shard::Unsplit::OneWorker) => None,
+        Err(shard::Unsplit::OneWorker | shard::Unsplit::Unopened) => None,
+        Err(shard::Unsplit::OnePiece) => {
+            note(
+                LogLevel::Debug,
+                "grep: searched in one walk: too small a tree to split",
+            );
+            None
+        }
         Err(why) => {
             note(
                 LogLevel::Warn,

@@ -1,75 +1,78 @@
 //! A directory search split across the host's parallel workers.
 //!
-//! Every worker walks the whole tree (listing directories and reading
-//! ignore files is cheap) and numbers the files it would search in walk
-//! order; worker `i` of `n` reads and searches only the files numbered
-//! `i` modulo `n`. Each returns, in order, the files it skipped as binary
-//! or too large and the output of each file that matched.
+//! The parent lists the top of the tree once and cuts the walk into pieces
+//! (`warden_sdk::walk::plan`): whole subtrees, and runs of the entries
+//! above them. Consecutive pieces make a task, several tasks per worker, so
+//! that the host's workers share them out as each finishes; a worker walks
+//! and searches only its task's pieces, so no directory below the top is
+//! listed twice. Each task returns, in walk order, the files it skipped as
+//! binary or too large and the output of each file that matched.
 //!
-//! The parent merges those by number into exactly what one walk would
+//! The parent merges those, task by task, into exactly what one walk would
 //! have printed. A file's output does not depend on the others, except in
 //! two ways: a `--` goes between files when context lines are shown, and
 //! the search stops inside the file where the matches reach `max_matches`
 //! or the output reaches its cap. The parent adds the `--` itself; the one
 //! file where a stop may fall it searches again, against the output merged
-//! so far, just as the single walk would have.
-//!
-//! A worker stops searching once its own matches or output reach those
-//! limits: the merged output would have reached them by the same file.
-//! Results past the first file where any worker stopped are never used.
-//! Every worker still lists the whole tree, and reports how many files it
-//! numbered and a hash of their paths in order: if the tree changed while
-//! the workers listed it, their numbering disagrees, and the parent
-//! searches in one walk instead.
+//! so far, just as the single walk would have. A task stops once its own
+//! matches or output reach those limits: the merged output would have
+//! reached them by the same file.
 
-use std::hash::{DefaultHasher, Hasher};
 use std::path::Path;
 
 use serde::{Deserialize, Serialize};
-use warden_sdk::walk::{Dir, Flow, WalkProgress, read_path};
+use warden_sdk::walk::{
+    Dir, Flow, Kind, Piece, WalkProgress, Walker, group, plan, read_path, start,
+};
 use warden_sdk::{Output, ToolError, WorkspacePath, serde_json};
 
-use crate::run::{MAX_FILE_SIZE, Sniffed, shown_below, sniff, walk_files};
+use crate::run::{MAX_FILE_SIZE, Sniffed, is_cancelled, overrides, shown_below, sniff};
 use crate::searcher::{MAX_OUTPUT, Searcher, Sink};
 use crate::summary::Tally;
 use crate::{Input, searcher};
 
-/// One worker's share of a search, as its task text carries it.
+/// Tasks per worker: enough that a worker that finishes early takes
+/// another, few enough that starting their instances costs little.
+const TASKS_PER_WORKER: usize = 4;
+/// The most tasks the host takes in one fan-out.
+const MAX_TASKS: usize = 64;
+/// Subtrees the plan looks for per task before it stops listing deeper.
+const SUBTREES_PER_TASK: usize = 4;
+
+/// One task of a split search, as its text carries it.
 #[derive(Serialize, Deserialize)]
 pub(crate) struct Task {
     /// The call's input, unchanged.
     input: Input,
-    /// Which share: files numbered `shard` modulo `shards`.
-    shard: usize,
-    shards: usize,
+    /// The pieces of the walk to search, in walk order.
+    pieces: Vec<Piece>,
 }
 
-/// What a worker found in its share, in walk order.
+/// What a task found in its pieces, in walk order.
 #[derive(Serialize, Deserialize, Default)]
 pub(crate) struct Part {
-    /// Its files that matched or were skipped, by number.
+    /// Its files that matched or were skipped, by number within the task.
     files: Vec<FileResult>,
     /// Text files it searched.
     searched: usize,
     /// The last file number it looked at, when it stopped before the end
-    /// of the walk: results past it are missing.
+    /// of its pieces: results past it are missing.
     horizon: Option<usize>,
     /// It stopped because the call was cancelled.
     cancelled: bool,
-    /// Files the walk numbered, and a hash of their paths in order.
+    /// Files it numbered.
     numbered: usize,
-    listing: u64,
 }
 
-/// One file of a worker's share.
+/// One file of a task.
 #[derive(Serialize, Deserialize)]
 struct FileResult {
-    /// Its number in walk order.
+    /// Its number in the task's walk order.
     seq: usize,
     found: Found,
 }
 
-/// What a worker found in one file.
+/// What a task found in one file.
 #[derive(Serialize, Deserialize)]
 enum Found {
     /// Skipped: a NUL in its first 8 KiB.
@@ -82,7 +85,7 @@ enum Found {
         below: String,
         text: String,
         matches: usize,
-        /// The worker stopped inside this file, so `text` may be short.
+        /// The task stopped inside this file, so `text` may be short.
         cut: bool,
     },
 }
@@ -92,10 +95,12 @@ enum Found {
 pub(crate) enum Unsplit {
     /// The host runs one worker at a time for this call.
     OneWorker,
+    /// The tree is too small to cut into more than one task.
+    OnePiece,
+    /// The target cannot be opened for the plan; the one walk says why.
+    Unopened,
     /// The host ran no workers, or one failed; the text says why.
     Failed(String),
-    /// The workers' listings of the tree disagree: it changed meanwhile.
-    TreeChanged,
 }
 
 /// Search directory `target` in the workers `run` starts with the tasks,
@@ -110,14 +115,24 @@ pub(crate) fn fanned(
     if shards < 2 {
         return Err(Unsplit::OneWorker);
     }
-    let tasks = (0..shards)
-        .map(|shard| {
-            let task = Task {
+    let tasks = (shards * TASKS_PER_WORKER).min(MAX_TASKS);
+    let base = target.guest().trim_end_matches('/');
+    let overrides =
+        overrides(Path::new(base), input.glob.as_ref()).map_err(|_| Unsplit::Unopened)?;
+    let mut walker = Walker::new(!input.include_hidden, &overrides);
+    let dir = start(target, &mut walker).map_err(|_| Unsplit::Unopened)?;
+    let pieces = plan(&mut walker, &dir, base, tasks * SUBTREES_PER_TASK);
+    let groups = group(pieces, tasks);
+    if groups.len() < 2 {
+        return Err(Unsplit::OnePiece);
+    }
+    let tasks = groups
+        .into_iter()
+        .map(|pieces| {
+            serde_json::to_string(&Task {
                 input: input.clone(),
-                shard,
-                shards,
-            };
-            serde_json::to_string(&task)
+                pieces,
+            })
         })
         .collect::<Result<Vec<String>, _>>()
         .map_err(|e| Unsplit::Failed(e.to_string()))?;
@@ -130,13 +145,6 @@ pub(crate) fn fanned(
         })
         .collect::<Result<Vec<Part>, &str>>()
         .map_err(|e| Unsplit::Failed(e.into()))?;
-    let cancelled = parts.iter().any(|p| p.cancelled);
-    let same = parts
-        .windows(2)
-        .all(|w| (w[0].numbered, w[0].listing) == (w[1].numbered, w[1].listing));
-    if !same && !cancelled {
-        return Err(Unsplit::TreeChanged);
-    }
     Ok(merge(target, searcher, parts))
 }
 
@@ -169,7 +177,7 @@ pub(crate) fn fan_out(_tasks: &[String]) -> Result<Vec<Output>, String> {
     Err("no host".into())
 }
 
-/// A worker's run: parse `task`, search its share of the target that
+/// A worker's run: parse `task`, search its pieces of the target that
 /// `resolve` maps the input's path to.
 pub(crate) fn work(
     task: &str,
@@ -177,46 +185,54 @@ pub(crate) fn work(
 ) -> Result<Output, ToolError> {
     let task: Task = serde_json::from_str(task)
         .map_err(|e| ToolError::internal(format!("grep: malformed worker task: {e}")))?;
-    if task.shards == 0 || task.shard >= task.shards {
-        return Err(ToolError::internal("grep: worker task out of range"));
+    if task.pieces.iter().any(|p| !below_only(p.dir())) {
+        return Err(ToolError::internal(
+            "grep: worker task names a path outside its target",
+        ));
     }
     let target = resolve(&task.input.path)?;
-    let part = search_share(&target, &task)?;
+    let part = search_pieces(&target, &task)?;
     let value = serde_json::to_value(&part)
         .map_err(|e| ToolError::internal(format!("grep: cannot encode a worker's part: {e}")))?;
     Ok(Output::text("").with_structured(value))
 }
 
-/// Walk `target` and search the files of `task`'s share.
-fn search_share(target: &WorkspacePath, task: &Task) -> Result<Part, ToolError> {
+/// Whether `dir` names a directory below the target: relative, no `.` or
+/// `..` component (the sandbox holds any path inside the grant; this keeps
+/// a task inside its own target).
+fn below_only(dir: &str) -> bool {
+    dir.is_empty()
+        || (!dir.starts_with('/') && dir.split('/').all(|c| !matches!(c, "" | "." | "..")))
+}
+
+/// Walk and search the pieces of `task` under `target`.
+fn search_pieces(target: &WorkspacePath, task: &Task) -> Result<Part, ToolError> {
     let searcher = searcher(&task.input)?;
     let shown = target.display();
-    // This worker's own output so far: it stops where its own limits fall.
+    let base = target.guest().trim_end_matches('/');
+    let overrides = overrides(Path::new(base), task.input.glob.as_ref())?;
+    let mut walker = Walker::new(!task.input.include_hidden, &overrides);
+    // This task's own output so far: it stops where its own limits fall.
     let mut sink = Sink::default();
     let mut part = Part::default();
     let mut seq = 0usize;
-    let mut listing = DefaultHasher::new();
-    // The first worker reports for all: the files the walk met, the bytes
-    // of its own share.
-    let mut progress = (task.shard == 0).then(|| WalkProgress::new("grep", "files"));
-    let cancelled = walk_files(target, &task.input, &mut |dir, name, below| {
+    let mut progress = WalkProgress::new("grep", "files");
+    let mut visit = |dir: &warden_sdk::walk::WalkDir, name: &str, path: &str, kind: Kind| {
+        if kind != Kind::File {
+            return Flow::Continue;
+        }
+        if (seq + 1).is_multiple_of(64) && is_cancelled() {
+            part.cancelled = true;
+            return Flow::Stop;
+        }
         let this = seq;
         seq += 1;
-        listing.write(below.as_bytes());
-        listing.write_u8(0xff);
-        // Past its stop the worker only numbers files, for the listing.
-        if this % task.shards != task.shard || part.horizon.is_some() {
-            if let Some(p) = &mut progress {
-                p.entry(0);
-            }
-            return Flow::Continue;
-        }
         let Ok(content) = dir.read(name, MAX_FILE_SIZE) else {
+            progress.entry(0);
             return Flow::Continue;
         };
-        if let Some(p) = &mut progress {
-            p.entry(content.bytes_read());
-        }
+        progress.entry(content.bytes_read());
+        let below = path.get(base.len() + 1..).unwrap_or(name);
         let found = match sniff(content) {
             Sniffed::Large => Found::Large,
             Sniffed::Binary => Found::Binary,
@@ -246,28 +262,54 @@ fn search_share(target: &WorkspacePath, task: &Task) -> Result<Part, ToolError> 
         part.files.push(FileResult { seq: this, found });
         if sink.stop.is_some() {
             part.horizon = Some(this);
+            return Flow::Stop;
         }
         Flow::Continue
-    })?;
-    if cancelled {
-        part.cancelled = true;
+    };
+    for piece in &task.pieces {
+        let at = if piece.dir().is_empty() {
+            target.clone()
+        } else {
+            target.join(piece.dir())
+        };
+        // A directory gone since the plan is skipped, as one walk would.
+        let Ok(dir) = start(&at, &mut walker) else {
+            continue;
+        };
+        let path = at.guest().trim_end_matches('/');
+        if walker.walk_piece(&dir, path, piece, &mut visit) == Flow::Stop {
+            break;
+        }
+    }
+    if part.cancelled {
         part.horizon = Some(part.horizon.unwrap_or(seq.saturating_sub(1)));
     }
     part.numbered = seq;
-    part.listing = listing.finish();
     Ok(part)
 }
 
 /// Merge the workers' parts into the output one walk of `target` gives.
 fn merge(target: &WorkspacePath, searcher: &Searcher, parts: Vec<Part>) -> (Sink, Tally) {
-    let horizon = parts.iter().filter_map(|p| p.horizon).min();
     let mut tally = Tally {
         searched: parts.iter().map(|p| p.searched).sum(),
         cancelled: parts.iter().any(|p| p.cancelled),
         ..Tally::default()
     };
-    let mut files: Vec<FileResult> = parts.into_iter().flat_map(|p| p.files).collect();
-    files.sort_unstable_by_key(|f| f.seq);
+    // Number the files across tasks: a task's files follow the earlier
+    // tasks' (a task that stopped numbered at least up to its horizon).
+    let mut horizon: Option<usize> = None;
+    let mut files: Vec<FileResult> = Vec::new();
+    let mut offset = 0;
+    for part in parts {
+        if let Some(h) = part.horizon {
+            horizon = Some(horizon.map_or(offset + h, |k| k.min(offset + h)));
+        }
+        files.extend(part.files.into_iter().map(|f| FileResult {
+            seq: f.seq + offset,
+            found: f.found,
+        }));
+        offset += part.numbered;
+    }
     let context = searcher.before > 0 || searcher.after > 0;
     let mut sink = Sink::default();
     for file in files {
@@ -429,7 +471,7 @@ mod tests {
     }
 
     #[test]
-    fn a_tree_that_changes_between_workers_is_not_merged() {
+    fn a_directory_gone_before_its_task_runs_is_skipped_as_one_walk_skips_it() {
         let dir = tree();
         let root = dir.path().to_str().unwrap();
         let resolve = |p: &str| WorkspacePath::resolve(root, None, p);
@@ -437,13 +479,17 @@ mod tests {
         let target = resolve(".").unwrap();
         let searcher = searcher(&input).unwrap();
         let run = |tasks: &[String]| {
-            let first = work(&tasks[0], resolve).unwrap();
-            std::fs::write(dir.path().join("d1/f00a.txt"), "needle new\n").unwrap();
-            let second = work(&tasks[1], resolve).unwrap();
-            Ok(vec![first, second])
+            std::fs::remove_dir_all(dir.path().join("d2")).unwrap();
+            Ok(tasks
+                .iter()
+                .map(|t| work(t, resolve).unwrap())
+                .collect::<Vec<_>>())
         };
-        let result = fanned(&target, &input, &searcher, 2, run);
-        assert_eq!(result.err(), Some(Unsplit::TreeChanged));
+        let (sink, tally) = fanned(&target, &input, &searcher, 2, run).unwrap();
+        let split = crate::run::finish(sink, &tally, &searcher);
+        let single = crate::run::grep(&target, &input).unwrap();
+        assert!(!split.text.contains("d2/"), "{}", split.text);
+        assert_eq!(split.text, single.text);
     }
 
     #[test]
@@ -457,8 +503,14 @@ mod tests {
             "{}",
             err.message
         );
-        let task = json!({"input": {"pattern": "x"}, "shard": 2, "shards": 2}).to_string();
-        let err = work(&task, resolve).unwrap_err();
-        assert_eq!(err.message, "grep: worker task out of range");
+        for outside in ["..", "d1/../..", "/etc", "d1//x", "./d1"] {
+            let task =
+                json!({"input": {"pattern": "x"}, "pieces": [{"Tree": outside}]}).to_string();
+            let err = work(&task, resolve).unwrap_err();
+            assert_eq!(
+                err.message, "grep: worker task names a path outside its target",
+                "{outside}"
+            );
+        }
     }
 }

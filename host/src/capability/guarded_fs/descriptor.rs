@@ -64,7 +64,7 @@ impl HostDescriptor for GuardedFs<'_> {
         len: fs::Filesize,
         offset: fs::Filesize,
     ) -> FsResult<(Vec<u8>, bool)> {
-        self.inner.read(fd, len, offset)
+        self.read_whole(&fd, len, offset)
     }
 
     fn write(
@@ -83,7 +83,7 @@ impl HostDescriptor for GuardedFs<'_> {
     ) -> FsResult<Resource<fs::DirectoryEntryStream>> {
         self.check_descriptor(&fd, FsOp::ReadDirectory, PathUse::Read)?;
         let borrowed = Resource::new_borrow(fd.rep());
-        let stream = self.inner.read_directory(fd)?;
+        let stream = self.list(&fd)?;
         self.note_descriptor(&borrowed, FileOp::Read);
         Ok(stream)
     }

@@ -16,7 +16,9 @@
 
 mod descriptor;
 mod links;
+mod listing;
 mod quota;
+mod read;
 mod record;
 mod resolve;
 
@@ -64,11 +66,11 @@ impl HostDirectoryEntryStream for GuardedFs<'_> {
         &mut self,
         stream: Resource<fs::DirectoryEntryStream>,
     ) -> FsResult<Option<fs::DirectoryEntry>> {
-        self.inner.read_directory_entry(stream)
+        self.next_entry(&stream)
     }
 
     fn drop(&mut self, stream: Resource<fs::DirectoryEntryStream>) -> wasmtime::Result<()> {
-        HostDirectoryEntryStream::drop(&mut self.inner, stream)
+        self.drop_listing(stream)
     }
 }
 

@@ -23,7 +23,9 @@ use ignore::overrides::Override;
 use crate::WorkspacePath;
 
 mod progress;
+mod split;
 pub use progress::WalkProgress;
+pub use split::{Piece, group, plan};
 
 /// The directory handle a walk uses: `wasi:filesystem` descriptors in the
 /// guest.
@@ -34,7 +36,7 @@ pub type WalkDir = wasi::WasiDir;
 pub type WalkDir = native::NativeDir;
 
 /// What a directory entry is, as listed (symlinks are not resolved).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum Kind {
     /// A regular file.
     File,
@@ -108,6 +110,9 @@ pub struct Walker<'a> {
     overrides: &'a Override,
     /// Rules from the root down to the directory being listed.
     levels: Vec<Level>,
+    /// Guest paths of the ancestors of the walk's start whose rules are
+    /// the first of `levels`: kept from one [`start`] to the next.
+    ancestors: Vec<String>,
 }
 
 impl<'a> Walker<'a> {
@@ -117,14 +122,41 @@ impl<'a> Walker<'a> {
             skip_hidden,
             overrides,
             levels: Vec::new(),
+            ancestors: Vec::new(),
         }
     }
 
     /// Take the ignore files of `dir` (at guest path `path`), an ancestor
-    /// of the walk's start, into account.
-    pub fn enter_ancestor<D: Dir>(&mut self, dir: &D, path: &str) {
-        let entries = dir.entries().unwrap_or_default();
+    /// of the walk's start, into account; `None` for one that cannot be
+    /// opened (no rules). Its ignore files are opened by name, not looked
+    /// up in a listing: only regular files are read either way.
+    pub fn enter_ancestor<D: Dir>(&mut self, dir: Option<&D>, path: &str) {
+        let level = dir.map_or_else(Level::empty, |dir| Level::probe(dir, path));
+        self.levels.push(level);
+        self.ancestors.push(path.to_string());
+    }
+
+    /// Keep the ancestors already entered that begin `chain` (guest
+    /// paths from the root down), forget the rest; how many were kept.
+    fn keep_ancestors(&mut self, chain: &[&str]) -> usize {
+        let kept = self
+            .ancestors
+            .iter()
+            .zip(chain)
+            .take_while(|(a, b)| a == *b)
+            .count();
+        self.ancestors.truncate(kept);
+        self.levels.truncate(kept);
+        kept
+    }
+
+    /// List `dir` (at guest path `path`) in name order and take its
+    /// ignore files into account; `None` if it cannot be listed.
+    fn enter<D: Dir>(&mut self, dir: &D, path: &str) -> Option<Vec<Entry>> {
+        let mut entries = dir.entries().ok()?;
+        entries.sort_unstable_by(|a, b| a.name.cmp(&b.name));
         self.levels.push(Level::load(dir, path, &entries));
+        Some(entries)
     }
 
     /// Walk `dir`, at guest path `path`, calling `visit(dir, name, path)`
@@ -151,11 +183,9 @@ impl<'a> Walker<'a> {
         visit: &mut impl FnMut(&D, &str, &str, Kind) -> Flow,
     ) -> Flow {
         // A directory that cannot be listed is skipped, as ripgrep does.
-        let Ok(mut entries) = dir.entries() else {
+        let Some(entries) = self.enter(dir, path) else {
             return Flow::Continue;
         };
-        entries.sort_unstable_by(|a, b| a.name.cmp(&b.name));
-        self.levels.push(Level::load(dir, path, &entries));
         let mut flow = Flow::Continue;
         for entry in &entries {
             let child = format!("{path}/{}", entry.name);
@@ -211,6 +241,32 @@ impl<'a> Walker<'a> {
 }
 
 impl Level {
+    /// No rules.
+    fn empty() -> Level {
+        Level {
+            ignore: Gitignore::empty(),
+            git_ignore: Gitignore::empty(),
+            git_exclude: Gitignore::empty(),
+        }
+    }
+
+    /// The rules in `dir` (at guest path `path`), its ignore files opened
+    /// by name.
+    fn probe<D: Dir>(dir: &D, path: &str) -> Level {
+        let rules = |text: Option<Vec<u8>>| text.map_or_else(Gitignore::empty, |t| parse(path, &t));
+        let exclude = || {
+            small(
+                &dir.open_dir(".git").ok()?.open_dir("info").ok()?,
+                "exclude",
+            )
+        };
+        Level {
+            ignore: rules(small(dir, ".ignore")),
+            git_ignore: rules(small(dir, ".gitignore")),
+            git_exclude: rules(exclude()),
+        }
+    }
+
     /// The rules in `dir` (at guest path `path`, listed as `entries`).
     fn load<D: Dir>(dir: &D, path: &str, entries: &[Entry]) -> Level {
         let kind = |name: &str| entries.iter().find(|e| e.name == name).map(|e| e.kind);
@@ -302,7 +358,12 @@ pub mod native {
         }
 
         fn read(&self, name: &str, max: u64) -> io::Result<Contents> {
-            super::read_path(&self.0.join(name), max)
+            // As through a handle: a symlink is not followed.
+            let path = self.0.join(name);
+            if !std::fs::symlink_metadata(&path)?.is_file() {
+                return Err(io::Error::from(io::ErrorKind::InvalidInput));
+            }
+            super::read_path(&path, max)
         }
     }
 }
@@ -317,6 +378,9 @@ pub mod wasi {
     };
 
     use super::{Contents, Dir, Entry, Kind};
+
+    /// Bytes asked for by a file's first read.
+    const FIRST_READ: u64 = 256 * 1024;
 
     /// An open directory handle.
     pub struct WasiDir(pub Descriptor);
@@ -380,13 +444,24 @@ pub mod wasi {
                     DescriptorFlags::READ,
                 )
                 .map_err(error)?;
+            // Most files end within the first read, which says so: no
+            // `stat` for them. A longer one is measured before the rest.
+            let (mut bytes, mut end) = file
+                .read(FIRST_READ.min(max.saturating_add(1)), 0)
+                .map_err(error)?;
+            if end {
+                return Ok(if bytes.len() as u64 > max {
+                    Contents::TooLarge
+                } else {
+                    Contents::Bytes(bytes)
+                });
+            }
             let size = file.stat().map_err(error)?.size;
             if size > max {
                 return Ok(Contents::TooLarge);
             }
-            // The host hands out at most 64 KiB per read. Bytes appended
-            // after the stat are left out, as if read a moment earlier.
-            let (mut bytes, mut end) = file.read(size, 0).map_err(error)?;
+            // Bytes appended after the stat are left out, as if read a
+            // moment earlier; a host may hand out less than asked per read.
             while !end && (bytes.len() as u64) < size {
                 let (more, eof) = file
                     .read(size - bytes.len() as u64, bytes.len() as u64)
@@ -450,10 +525,10 @@ pub fn start(target: &WorkspacePath, walker: &mut Walker) -> io::Result<WalkDir>
         return Err(io::Error::from(io::ErrorKind::NotFound));
     };
     let (last, ancestors) = chain.split_last().ok_or(io::ErrorKind::NotFound)?;
-    for (rel, guest) in ancestors {
-        if let Ok(dir) = WalkDir::open(base, rel) {
-            walker.enter_ancestor(&dir, guest);
-        }
+    let guests: Vec<&str> = ancestors.iter().map(|(_, g)| g.as_str()).collect();
+    let kept = walker.keep_ancestors(&guests);
+    for (rel, guest) in &ancestors[kept..] {
+        walker.enter_ancestor(WalkDir::open(base, rel).ok().as_ref(), guest);
     }
     WalkDir::open(base, &last.0)
 }
@@ -463,8 +538,10 @@ pub fn start(target: &WorkspacePath, walker: &mut Walker) -> io::Result<WalkDir>
 pub fn start(target: &WorkspacePath, walker: &mut Walker) -> io::Result<WalkDir> {
     let chain = descent(target);
     let (last, ancestors) = chain.split_last().ok_or(io::ErrorKind::NotFound)?;
-    for (_, guest) in ancestors {
-        walker.enter_ancestor(&native::NativeDir(guest.into()), guest);
+    let guests: Vec<&str> = ancestors.iter().map(|(_, g)| g.as_str()).collect();
+    let kept = walker.keep_ancestors(&guests);
+    for (_, guest) in &ancestors[kept..] {
+        walker.enter_ancestor(Some(&native::NativeDir(guest.into())), guest);
     }
     Ok(native::NativeDir(last.1.clone().into()))
 }
@@ -502,7 +579,7 @@ mod tests {
         let mut walker = Walker::new(!hidden, &o);
         let mut at = root.to_path_buf();
         for comp in Path::new(sub).components() {
-            walker.enter_ancestor(&NativeDir(at.clone()), at.to_str().unwrap());
+            walker.enter_ancestor(Some(&NativeDir(at.clone())), at.to_str().unwrap());
             at.push(comp);
         }
         let mut found = Vec::new();

@@ -1,0 +1,102 @@
+//! `read-directory`: a directory's entries, typed as the listing itself
+//! types them.
+//!
+//! wasmtime stats every entry by name (one `statx` and a path lookup
+//! each) to learn its type, which `getdents64` already gives; on a large
+//! tree that is most of a walk's system time. Here an entry is stat'ed
+//! (without following a symlink, as wasmtime does) only when the
+//! filesystem leaves its type unknown. The entries, their types and
+//! errors are wasmtime's (a name that is not UTF-8 is
+//! `illegal-byte-sequence`); the descriptor is checked at the boundary
+//! before it is listed, as before. The stream lives in the call's resource
+//! table under its own type, so only this module reads or drops it.
+
+use std::ffi::CStr;
+
+use rustix::fs::{AtFlags, Dir as RawDir, FileType, statat};
+use wasmtime::component::Resource;
+use wasmtime_wasi::filesystem::Descriptor;
+use wasmtime_wasi::p2::FsResult;
+use wasmtime_wasi::p2::bindings::filesystem::types as wasi;
+use wasmtime_wasi::p2::bindings::sync::filesystem::types as fs;
+
+use super::GuardedFs;
+
+/// A directory's entries, read when it was opened for listing.
+pub(super) struct Listing(std::vec::IntoIter<FsResult<fs::DirectoryEntry>>);
+
+fn descriptor_type(kind: FileType) -> fs::DescriptorType {
+    match kind {
+        FileType::RegularFile => fs::DescriptorType::RegularFile,
+        FileType::Directory => fs::DescriptorType::Directory,
+        FileType::Symlink => fs::DescriptorType::SymbolicLink,
+        FileType::Fifo => fs::DescriptorType::Fifo,
+        FileType::Socket => fs::DescriptorType::Socket,
+        FileType::CharacterDevice => fs::DescriptorType::CharacterDevice,
+        FileType::BlockDevice => fs::DescriptorType::BlockDevice,
+        FileType::Unknown => fs::DescriptorType::Unknown,
+    }
+}
+
+/// Every entry of `dir` but `.` and `..`, in the order the kernel lists them.
+fn entries(dir: &std::fs::File) -> std::io::Result<Vec<FsResult<fs::DirectoryEntry>>> {
+    // `read_from` opens the directory again: its own position, from the start.
+    let mut raw = RawDir::read_from(dir)?;
+    let mut out = Vec::new();
+    while let Some(entry) = raw.read() {
+        let entry = entry?;
+        let name: &CStr = entry.file_name();
+        if matches!(name.to_bytes(), b"." | b"..") {
+            continue;
+        }
+        let kind = match entry.file_type() {
+            FileType::Unknown => {
+                FileType::from_raw_mode(statat(dir, name, AtFlags::SYMLINK_NOFOLLOW)?.st_mode)
+            }
+            known => known,
+        };
+        out.push(match name.to_str() {
+            Ok(name) => Ok(fs::DirectoryEntry {
+                type_: descriptor_type(kind),
+                name: name.to_string(),
+            }),
+            Err(_) => Err(wasi::ErrorCode::IllegalByteSequence.into()),
+        });
+    }
+    Ok(out)
+}
+
+impl GuardedFs<'_> {
+    /// List the directory `fd` holds into a stream of its entries.
+    pub(super) fn list(
+        &mut self,
+        fd: &Resource<Descriptor>,
+    ) -> FsResult<Resource<fs::DirectoryEntryStream>> {
+        let dir = match self.inner.table.get(fd)? {
+            Descriptor::Dir(d) => d.dir.clone(),
+            Descriptor::File(_) => return Err(wasi::ErrorCode::NotDirectory.into()),
+        };
+        let listing = Listing(entries(&dir)?.into_iter());
+        let stream = self.inner.table.push(listing)?;
+        Ok(Resource::new_own(stream.rep()))
+    }
+
+    /// The next entry of a stream [`Self::list`] made.
+    pub(super) fn next_entry(
+        &mut self,
+        stream: &Resource<fs::DirectoryEntryStream>,
+    ) -> FsResult<Option<fs::DirectoryEntry>> {
+        let listing: Resource<Listing> = Resource::new_borrow(stream.rep());
+        self.inner.table.get_mut(&listing)?.0.next().transpose()
+    }
+
+    /// Drop a stream [`Self::list`] made.
+    pub(super) fn drop_listing(
+        &mut self,
+        stream: Resource<fs::DirectoryEntryStream>,
+    ) -> wasmtime::Result<()> {
+        let listing: Resource<Listing> = Resource::new_own(stream.rep());
+        self.inner.table.delete(listing)?;
+        Ok(())
+    }
+}
