@@ -246,6 +246,7 @@ mod tests {
             grant: Grant::none(),
             limits: Limits::default(),
             rationale: None,
+            network: Vec::new(),
         };
         let answer = Pausing(watching.clone()).approve(&req);
         assert!(matches!(answer, ApprovalResponse::AllowOnce));
