@@ -3,6 +3,7 @@
 //! stdio and Streamable HTTP, and raw JSON-RPC lines and HTTP requests
 //! for the input no well-behaved client sends.
 
+mod audit_room;
 mod http;
 mod raw;
 mod stdio;

@@ -11,16 +11,22 @@ use serde_json::{Value, json};
 use super::*;
 
 /// `warden mcp` on pipes, read line by line.
-struct Raw {
-    child: Child,
-    stdin: Option<ChildStdin>,
+pub(super) struct Raw {
+    pub(super) child: Child,
+    pub(super) stdin: Option<ChildStdin>,
     lines: mpsc::Receiver<String>,
 }
 
 impl Raw {
     fn start(home: &Path, args: Vec<String>) -> Raw {
-        let mut child = warden(home)
-            .args(args)
+        let mut cmd = warden(home);
+        cmd.args(args);
+        Raw::spawn(cmd)
+    }
+
+    /// Run `cmd` (which ends up serving MCP on its stdio) on pipes.
+    pub(super) fn spawn(mut cmd: Command) -> Raw {
+        let mut child = cmd
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
@@ -44,14 +50,14 @@ impl Raw {
         }
     }
 
-    fn send(&mut self, line: &str) {
+    pub(super) fn send(&mut self, line: &str) {
         let stdin = self.stdin.as_mut().unwrap();
         stdin.write_all(line.as_bytes()).unwrap();
         stdin.write_all(b"\n").unwrap();
         stdin.flush().unwrap();
     }
 
-    fn recv(&self) -> Value {
+    pub(super) fn recv(&self) -> Value {
         let line = self
             .lines
             .recv_timeout(Duration::from_secs(20))
@@ -59,13 +65,23 @@ impl Raw {
         serde_json::from_str(&line).unwrap_or_else(|e| panic!("{e}: {line}"))
     }
 
+    /// The next line, or `None` once the output ended.
+    pub(super) fn next_line(&self) -> Option<Value> {
+        let line = match self.lines.recv_timeout(Duration::from_secs(20)) {
+            Ok(line) => line,
+            Err(mpsc::RecvTimeoutError::Disconnected) => return None,
+            Err(mpsc::RecvTimeoutError::Timeout) => panic!("the output neither goes on nor ends"),
+        };
+        Some(serde_json::from_str(&line).unwrap_or_else(|e| panic!("{e}: {line}")))
+    }
+
     /// Send `message` and return the answer to it.
-    fn ask(&mut self, message: Value) -> Value {
+    pub(super) fn ask(&mut self, message: Value) -> Value {
         self.send(&message.to_string());
         self.recv()
     }
 
-    fn initialize(&mut self) {
+    pub(super) fn initialize(&mut self) {
         let answer = self.ask(json!({
             "jsonrpc": "2.0", "id": 0, "method": "initialize",
             "params": {
