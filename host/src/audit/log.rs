@@ -17,6 +17,7 @@
 use std::fs::{File, OpenOptions};
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
 use std::time::SystemTime;
 
 use crate::base::durable::GroupCommit;
@@ -51,6 +52,12 @@ pub enum AuditError {
         path: PathBuf,
         source: std::io::Error,
     },
+    #[error(
+        "an audit record could not be written to {} ({first}); no call runs until the log \
+         can be written again: fix the cause, then restart warden",
+        path.display()
+    )]
+    Broken { path: PathBuf, first: String },
 }
 
 /// An audit log file, shared by every writer in the process.
@@ -59,6 +66,10 @@ pub struct AuditLog {
     /// The log, for reserving room.
     file: File,
     writer: GroupCommit<LogCommit>,
+    /// The first write that failed. From then on the chain cannot be
+    /// trusted to go on, so every later reservation fails: no call runs
+    /// unrecorded.
+    broken: OnceLock<String>,
 }
 
 impl AuditLog {
@@ -108,6 +119,7 @@ impl AuditLog {
             path: path.to_path_buf(),
             file,
             writer,
+            broken: OnceLock::new(),
         };
         log.reserve(RECORD_ROOM)?;
         Ok(log)
@@ -119,7 +131,17 @@ impl AuditLog {
 
     /// Make sure `bytes` more can be appended: the space is allocated to
     /// the log now, so a disk that fills later cannot take it.
+    /// Fails for good once a record could not be written.
     pub fn reserve(&self, bytes: u64) -> Result<(), AuditError> {
+        if let Err(e) = self.writer.take_error() {
+            return Err(self.failed(e));
+        }
+        if let Some(first) = self.broken.get() {
+            return Err(AuditError::Broken {
+                path: self.path.clone(),
+                first: first.clone(),
+            });
+        }
         let no_room = |source| AuditError::NoRoom {
             path: self.path.clone(),
             source,
@@ -138,7 +160,9 @@ impl AuditLog {
         }
     }
 
+    /// The error of a failed write, remembered as the log's first failure.
     fn failed(&self, source: std::io::Error) -> AuditError {
+        let _ = self.broken.set(source.to_string());
         AuditError::Write {
             path: self.path.clone(),
             source,

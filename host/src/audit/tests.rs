@@ -286,3 +286,34 @@ fn the_log_and_anchor_are_private() {
     assert_eq!(mode(&anchor_path(&path)), 0o600);
     assert_eq!(mode(path.parent().unwrap()), 0o700);
 }
+
+#[test]
+fn after_a_record_fails_to_be_written_every_reservation_fails() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("audit.jsonl");
+    let log = AuditLog::open(&path).unwrap();
+    log.append(event(0)).unwrap();
+    log.flush().unwrap();
+    assert!(log.reserve(RECORD_ROOM).is_ok());
+    // The anchor can no longer be replaced: the next commit fails.
+    let anchor = anchor_path(&path);
+    std::fs::remove_file(&anchor).unwrap();
+    std::fs::create_dir(&anchor).unwrap();
+    std::fs::write(anchor.join("keep"), "x").unwrap();
+    log.append(event(1)).unwrap();
+    // The writer's failure reaches the next reservation, not only the next
+    // record, and stays: nothing runs unrecorded after it.
+    let mut tries = 0;
+    while log.reserve(RECORD_ROOM).is_ok() {
+        tries += 1;
+        assert!(tries < 2000, "the failed write never reached a reservation");
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    for _ in 0..3 {
+        let err = log.reserve(RECORD_ROOM).unwrap_err().to_string();
+        assert!(err.contains("no call runs until the log"), "{err}");
+    }
+    // Even once the cause is gone: the chain's head is not trusted again.
+    std::fs::remove_dir_all(&anchor).unwrap();
+    assert!(log.reserve(RECORD_ROOM).is_err());
+}

@@ -105,6 +105,15 @@ impl<C: Commit> GroupCommit<C> {
         Ok(())
     }
 
+    /// Fails (once) if an earlier commit failed, as [`submit`](Self::submit)
+    /// would, without queuing anything.
+    pub fn take_error(&self) -> std::io::Result<()> {
+        match self.state()?.error.take() {
+            Some(e) => Err(e),
+            None => Ok(()),
+        }
+    }
+
     /// Wait until every item submitted so far is committed.
     pub fn wait(&self) -> std::io::Result<()> {
         let mut s = self.state()?;
