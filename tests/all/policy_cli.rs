@@ -255,6 +255,55 @@ fn check_refuses_a_grant_table_for_a_misspelt_plugin_and_explain_warns() {
 }
 
 #[test]
+fn explain_shows_the_destinations_an_approval_may_add() {
+    let fetch = |json: bool| {
+        let mut args = vec![
+            "policy",
+            "explain",
+            "--policy",
+            "workspace-write",
+            "http_fetch",
+            "-i",
+            r#"{"url":"https://example.com/"}"#,
+        ];
+        if json {
+            args.push("--json");
+        }
+        cli(shared_home(), &args)
+    };
+    let (code, out, err) = fetch(false);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(out.contains("decision: ask"), "{out}");
+    assert!(
+        out.contains("\n          network none; may be approved: https://*, http://*\n"),
+        "{out}"
+    );
+    let (_, out, _) = fetch(true);
+    let docs = crate::json_schemas::assert_valid("policy-explain.schema.json", &out);
+    assert_eq!(
+        docs[0]["grant"]["network_ask"],
+        serde_json::json!(["https://*", "http://*"])
+    );
+
+    // A tool that declares no network cannot be approved any.
+    let (code, out, err) = cli(
+        shared_home(),
+        &[
+            "policy",
+            "explain",
+            "--policy",
+            "workspace-write",
+            "write_file",
+            "-i",
+            r#"{"path":"a.txt","content":"x"}"#,
+        ],
+    );
+    assert_eq!(code, Some(0), "{err}");
+    assert!(out.contains("\n          network none\n"), "{out}");
+    assert!(!out.contains("may be approved"), "{out}");
+}
+
+#[test]
 fn check_fails_when_an_inline_test_fails() {
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("p.toml");
