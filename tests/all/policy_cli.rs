@@ -190,6 +190,120 @@ fn check_refuses_a_grant_table_for_a_misspelt_tool() {
 }
 
 #[test]
+fn check_refuses_a_grant_table_for_a_misspelt_plugin_and_explain_warns() {
+    let dir = tempfile::tempdir().unwrap();
+    let head = "name = \"p\"\ndescription = \"d\"\nmode = \"auto\"\n";
+    let typo = dir.path().join("plugin.toml");
+    std::fs::write(
+        &typo,
+        format!("{head}[grants.plugin.fss]\nworkspace = \"read-write\"\n"),
+    )
+    .unwrap();
+    let (code, _, err) = cli(shared_home(), &["policy", "check", typo.to_str().unwrap()]);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(
+        err.contains(
+            "`[grants.plugin.fss]`: no plugin `fss` is built in or installed \
+             (did you mean `fs`?)"
+        ),
+        "{err}"
+    );
+    let (code, out, _) = cli(
+        shared_home(),
+        &["policy", "check", typo.to_str().unwrap(), "--json"],
+    );
+    assert_eq!(code, Some(2), "{out}");
+    let docs = crate::json_schemas::assert_valid("policy-check.schema.json", &out);
+    assert_eq!(docs[0]["lints"][0]["type"], "unknown_grant_plugin");
+    assert_eq!(docs[0]["lints"][0]["suggestion"], "fs");
+
+    let explain = |json: bool| {
+        let mut args = vec![
+            "policy",
+            "explain",
+            "--policy",
+            typo.to_str().unwrap(),
+            "read_file",
+        ];
+        if json {
+            args.push("--json");
+        }
+        cli(shared_home(), &args)
+    };
+    let (code, out, _) = explain(false);
+    assert_eq!(code, Some(0), "{out}");
+    assert!(out.contains("warning:  `[grants.plugin.fss]`"), "{out}");
+    let (_, out, _) = explain(true);
+    let docs = crate::json_schemas::assert_valid("policy-explain.schema.json", &out);
+    assert_eq!(docs[0]["warnings"][0]["plugin"], "fss");
+
+    // A rule placing the plugin among those not installed here lets it pass.
+    let elsewhere = dir.path().join("elsewhere.toml");
+    std::fs::write(
+        &elsewhere,
+        format!(
+            "{head}[[rule]]\nname = \"d\"\ntools = [\"deploy\"]\nplugin = \"deployer\"\n\
+             decision = \"ask\"\n[grants.plugin.deployer]\nworkspace = \"read-only\"\n"
+        ),
+    )
+    .unwrap();
+    let (code, out, err) = cli(
+        shared_home(),
+        &["policy", "check", elsewhere.to_str().unwrap()],
+    );
+    assert_eq!(code, Some(0), "{out}{err}");
+}
+
+#[test]
+fn explain_shows_the_destinations_an_approval_may_add() {
+    let fetch = |json: bool| {
+        let mut args = vec![
+            "policy",
+            "explain",
+            "--policy",
+            "workspace-write",
+            "http_fetch",
+            "-i",
+            r#"{"url":"https://example.com/"}"#,
+        ];
+        if json {
+            args.push("--json");
+        }
+        cli(shared_home(), &args)
+    };
+    let (code, out, err) = fetch(false);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(out.contains("decision: ask"), "{out}");
+    assert!(
+        out.contains("\n          network none; may be approved: https://*, http://*\n"),
+        "{out}"
+    );
+    let (_, out, _) = fetch(true);
+    let docs = crate::json_schemas::assert_valid("policy-explain.schema.json", &out);
+    assert_eq!(
+        docs[0]["grant"]["network_ask"],
+        serde_json::json!(["https://*", "http://*"])
+    );
+
+    // A tool that declares no network cannot be approved any.
+    let (code, out, err) = cli(
+        shared_home(),
+        &[
+            "policy",
+            "explain",
+            "--policy",
+            "workspace-write",
+            "write_file",
+            "-i",
+            r#"{"path":"a.txt","content":"x"}"#,
+        ],
+    );
+    assert_eq!(code, Some(0), "{err}");
+    assert!(out.contains("\n          network none\n"), "{out}");
+    assert!(!out.contains("may be approved"), "{out}");
+}
+
+#[test]
 fn check_fails_when_an_inline_test_fails() {
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("p.toml");

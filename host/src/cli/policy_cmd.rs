@@ -256,6 +256,11 @@ pub fn explain_in(
         .map(|d| json!({"path": d.path, "access": d.access}))
         .collect();
     let limits = granted.limits.apply(Limits::default());
+    let network_ask = policy_explain::approvable(
+        decision.verdict,
+        &capabilities.network,
+        &granted.network_ask,
+    );
     if json {
         let mut doc = json!({
             "policy": policy.name,
@@ -267,6 +272,7 @@ pub fn explain_in(
                 "declared_filesystem": declared,
                 "extra_dirs": extra_dirs,
                 "network": granted.network,
+                "network_ask": network_ask,
                 "limits": limits_json(&limits),
             },
             "grant_cuts": cuts,
@@ -305,17 +311,10 @@ pub fn explain_in(
                 access_name(Some(dir.access))
             );
         }
-        let net = if granted.network.is_empty() {
-            "none".to_string()
-        } else {
-            granted
-                .network
-                .iter()
-                .map(ToString::to_string)
-                .collect::<Vec<_>>()
-                .join(", ")
-        };
-        outln!("          network {net}");
+        outln!(
+            "          network {}",
+            policy_explain::network_line(&granted.network, &network_ask)
+        );
         outln!(
             "          deadline {} ms, memory {} MiB, output {} bytes",
             limits.deadline.as_millis(),

@@ -1,14 +1,52 @@
-//! What `warden policy explain` adds for commands: the decision of each
-//! part of a `shell` command line, and the process grant.
+//! What `warden policy explain` adds for commands and network tools: the
+//! decision of each part of a `shell` command line, the process grant, and
+//! the destinations an approval may add to the network grant.
 
+use crate::capability::egress::{NetPattern, NetRule};
 use crate::capability::process::ConfinementMode;
 use crate::policy::command::SHELL_TOOL;
-use crate::policy::{DecidedBy, Decision, ProcessSpec};
+use crate::policy::{DecidedBy, Decision, ProcessSpec, Verdict};
 
 /// Whether to show the process grant: for the `shell` tool, and for any
 /// tool the grant lets start processes.
 pub fn shows_process(tool: &str, process: &ProcessSpec) -> bool {
     tool == SHELL_TOOL || process.enabled
+}
+
+/// The policy's `network_ask` rules an approval of this call could use: none
+/// unless the policy asks, and only those reaching a destination the
+/// plugin declares (the pipeline grants nothing else on approval).
+pub fn approvable(verdict: Verdict, declared: &[NetPattern], ask: &[NetRule]) -> Vec<NetRule> {
+    match verdict {
+        Verdict::Ask => ask
+            .iter()
+            .filter(|r| declared.iter().any(|d| d.overlaps(&r.target)))
+            .cloned()
+            .collect(),
+        Verdict::Allow | Verdict::Deny => Vec::new(),
+    }
+}
+
+/// The network grant, then the destinations the user may approve beyond
+/// it: `none; may be approved: https://*, http://*`.
+pub fn network_line(network: &[NetRule], network_ask: &[NetRule]) -> String {
+    let list = |rules: &[NetRule]| {
+        rules
+            .iter()
+            .map(ToString::to_string)
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let mut line = if network.is_empty() {
+        "none".to_string()
+    } else {
+        list(network)
+    };
+    if !network_ask.is_empty() {
+        line.push_str("; may be approved: ");
+        line.push_str(&list(network_ask));
+    }
+    line
 }
 
 /// Each part's verdict, command, and the rule or mode that decided it.

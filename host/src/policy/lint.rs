@@ -1,13 +1,14 @@
 //! A policy checked against the tools that exist: a rule that names a
 //! tool no plugin provides, a glob that matches none, an argument that no
-//! tool it names takes, or a `[grants.tool.NAME]` table for a tool no
-//! plugin provides can never apply, so `policy check` refuses it and
+//! tool it names takes, a `[grants.tool.NAME]` table for a tool no plugin
+//! provides, or a `[grants.plugin.NAME]` table for a plugin neither built
+//! in nor installed can never apply, so `policy check` refuses it and
 //! `policy explain` warns.
 //!
 //! A rule may say `plugin = "NAME"`: its tools belong to that plugin. When
 //! the plugin is not installed here, its tools are not checked, nor are
-//! their `[grants.tool]` tables; when it is, they are checked against that
-//! plugin's tools alone.
+//! their `[grants.tool]` tables nor its `[grants.plugin]` table; when it
+//! is, they are checked against that plugin's tools alone.
 
 use std::collections::BTreeSet;
 
@@ -64,6 +65,15 @@ pub enum PolicyLint {
         tool: String,
         suggestion: Option<String>,
     },
+    /// `[grants.plugin.NAME]` names a plugin neither built in nor installed.
+    #[error(
+        "`[grants.plugin.{plugin}]`: no plugin `{plugin}` is built in or installed{}, so the grant never applies; a plugin not installed here needs a rule naming it with `plugin = \"{plugin}\"`",
+        did_you_mean(suggestion)
+    )]
+    UnknownGrantPlugin {
+        plugin: String,
+        suggestion: Option<String>,
+    },
 }
 
 fn did_you_mean(suggestion: &Option<String>) -> String {
@@ -82,7 +92,25 @@ impl Policy {
             .flat_map(|r| lint_rule(r, tools))
             .collect();
         lints.extend(self.lint_grant_tools(tools));
+        lints.extend(self.lint_grant_plugins(tools));
         lints
+    }
+
+    /// Each `[grants.plugin.NAME]` whose plugin is neither built in nor
+    /// installed (every plugin provides a tool), unless a rule says
+    /// `plugin = "NAME"`, placing it among the plugins not installed here.
+    fn lint_grant_plugins(&self, tools: &[KnownTool<'_>]) -> Vec<PolicyLint> {
+        let plugins: BTreeSet<&str> = tools.iter().map(|t| t.plugin).collect();
+        self.grants
+            .plugin
+            .keys()
+            .filter(|name| !plugins.contains(name.as_str()))
+            .filter(|name| !self.rules.iter().any(|r| r.plugin.as_ref() == Some(*name)))
+            .map(|name| PolicyLint::UnknownGrantPlugin {
+                plugin: name.clone(),
+                suggestion: closest(name, plugins.iter().copied()),
+            })
+            .collect()
     }
 
     /// Each `[grants.tool.NAME]` whose tool no installed plugin provides,
@@ -291,6 +319,31 @@ mod tests {
         let l = lints(&format!(
             "{HEAD}[[rule]]\nname = \"d\"\ntools = [\"deploy\"]\nplugin = \"deployer\"\n\
              decision = \"ask\"\n[grants.tool.deploy]\nworkspace = \"read-only\"\n"
+        ));
+        assert_eq!(l, []);
+    }
+
+    #[test]
+    fn a_misspelt_grant_plugin_table_gets_a_suggestion() {
+        let l = lints(&format!(
+            "{HEAD}[grants.plugin.fss]\nworkspace = \"read-write\"\n\
+             [grants.plugin.fs]\nworkspace = \"read-only\"\n"
+        ));
+        assert_eq!(
+            l,
+            [PolicyLint::UnknownGrantPlugin {
+                plugin: "fss".into(),
+                suggestion: Some("fs".into())
+            }]
+        );
+        assert!(l[0].to_string().contains("did you mean `fs`?"), "{}", l[0]);
+    }
+
+    #[test]
+    fn a_grant_for_a_plugin_not_installed_is_not_flagged() {
+        let l = lints(&format!(
+            "{HEAD}[[rule]]\nname = \"d\"\ntools = [\"deploy\"]\nplugin = \"deployer\"\n\
+             decision = \"ask\"\n[grants.plugin.deployer]\nworkspace = \"read-only\"\n"
         ));
         assert_eq!(l, []);
     }
