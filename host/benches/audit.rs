@@ -52,6 +52,7 @@ fn result_of(report: CallReport, grant: Grant, policy: &Policy) -> CallResult {
         call_id: "call_0123456789abcdef_1".into(),
         tool: "echo".into(),
         plugin: Some("echo".into()),
+        origin: None,
         stage: Stage::Executed,
         outcome: report.outcome.clone(),
         grant: Some(grant),

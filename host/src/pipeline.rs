@@ -15,7 +15,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use crate::approval::{Approval, ApprovalRequest, Approvals};
 use crate::base::{CancelToken, Limits, ProgressSink, QUOTE_BYTES, excerpt, prefix};
 use crate::capability::{Grant, GrantCut, WriteMode};
-use crate::plugin::Catalog;
+use crate::plugin::{Catalog, PluginEntry, PluginOrigin};
 use crate::policy::{CallFacts, DecidedBy, Decision, LimitOverrides, Policy, Verdict};
 use crate::policy::{NetworkAskError, grant_from_declared, grant_from_policy, with_approved};
 use crate::protocol::{ErrorKind, ToolError, ToolOutcome};
@@ -93,6 +93,9 @@ pub struct CallResult {
     pub call_id: String,
     pub tool: String,
     pub plugin: Option<String>,
+    /// Where the plugin's component came from, when it was not installed
+    /// or built in (`tool call --plugin FILE`).
+    pub origin: Option<PluginOrigin>,
     pub stage: Stage,
     pub outcome: ToolOutcome,
     pub grant: Option<Grant>,
@@ -130,6 +133,7 @@ fn run_unhidden(
         call_id: call_id.clone(),
         tool: inv.tool.to_string(),
         plugin: None,
+        origin: None,
         stage: Stage::Rejected,
         outcome: ToolOutcome::Cancelled,
         grant: None,
@@ -160,6 +164,7 @@ fn run_unhidden(
         );
     };
     result.plugin = Some(entry.name().to_string());
+    result.origin = entry.origin();
     let input: serde_json::Value = match serde_json::from_str(inv.input) {
         Ok(v) => v,
         Err(e) => {
@@ -386,6 +391,9 @@ fn describe_violation(e: &jsonschema::ValidationError<'_>) -> String {
 }
 
 fn unknown_tool_message(catalog: &Catalog, name: &str) -> String {
+    if let Some(entry) = catalog.uninstalled() {
+        return not_in_component(entry, name);
+    }
     // A name longer than any tool's by more than 3 is no typo of one.
     let best = catalog
         .tools()
@@ -401,6 +409,21 @@ fn unknown_tool_message(catalog: &Catalog, name: &str) -> String {
         }
         None => format!("unknown tool `{name}` (see `warden tool list`)"),
     }
+}
+
+/// An uninstalled component lacks tool `name`: say which tools it has.
+fn not_in_component(entry: &PluginEntry, name: &str) -> String {
+    let tools: Vec<&str> = entry.meta.tools.iter().map(|t| t.name.as_str()).collect();
+    let from = match entry.origin() {
+        Some(PluginOrigin::Uninstalled { path, .. }) => format!(" ({path})"),
+        None => String::new(),
+    };
+    format!(
+        "plugin {}{from} has no tool `{}`; its tools: {}",
+        entry.name(),
+        excerpt(name, QUOTE_BYTES),
+        tools.join(", ")
+    )
 }
 
 /// Why a call's workspace cannot be used.

@@ -55,6 +55,7 @@ mod startup_layout;
 mod support;
 mod terminal_output;
 mod tool_call_cancel;
+mod uninstalled_plugin;
 mod web_fetch;
 mod web_tools;
 mod write_quota;

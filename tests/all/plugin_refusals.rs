@@ -15,7 +15,7 @@ use crate::support::*;
 
 /// `wasm` with its manifest replaced by `text`, padded with a TOML comment
 /// to the old manifest's length.
-fn with_manifest(wasm: &[u8], text: &str) -> Vec<u8> {
+pub(crate) fn with_manifest(wasm: &[u8], text: &str) -> Vec<u8> {
     let mut range = None;
     for payload in wasmparser::Parser::new(0).parse_all(wasm) {
         if let wasmparser::Payload::CustomSection(s) = payload.unwrap()
@@ -36,7 +36,7 @@ fn with_manifest(wasm: &[u8], text: &str) -> Vec<u8> {
 }
 
 /// An empty component whose only content is a manifest.
-fn hollow_component(manifest: &str) -> Vec<u8> {
+pub(crate) fn hollow_component(manifest: &str) -> Vec<u8> {
     fn leb(mut n: usize, out: &mut Vec<u8>) {
         loop {
             let byte = (n & 0x7f) as u8;

@@ -7,7 +7,7 @@ use crate::base::secrets;
 use crate::capability::egress::{NetworkDenial, NetworkUse};
 use crate::capability::process::ProcessUse;
 use crate::capability::{BoundaryDenial, FileUse};
-use crate::plugin::CapChange;
+use crate::plugin::{CapChange, PluginOrigin};
 
 /// One line of the log. Field order is fixed: the hash covers the line's
 /// bytes exactly as written.
@@ -82,6 +82,10 @@ pub struct CallAudit {
     pub tool: String,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub plugin: Option<String>,
+    /// Where the plugin's component came from, when it was not installed
+    /// or built in: an uninstalled file's path and sha256.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub origin: Option<PluginOrigin>,
     /// sha256 (hex) of the input as received.
     pub args_sha256: String,
     /// The input, with secret-looking values redacted.

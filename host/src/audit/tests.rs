@@ -160,6 +160,10 @@ fn a_queued_call_is_recorded_in_full_without_its_output() {
         call_id: "c1".into(),
         tool: "read_file".into(),
         plugin: Some("fs".into()),
+        origin: Some(crate::plugin::PluginOrigin::Uninstalled {
+            path: "/dev/fs.wasm".into(),
+            sha256: "ab".repeat(32),
+        }),
         stage: Stage::Executed,
         outcome: ToolOutcome::Success(ToolOutput {
             text: output,
@@ -189,6 +193,8 @@ fn a_queued_call_is_recorded_in_full_without_its_output() {
     assert_eq!(call["outcome"], "success");
     assert_eq!(call["output_bytes"], 5011);
     assert_eq!(call["arguments"]["path"], "a");
+    assert_eq!(call["origin"]["type"], "uninstalled");
+    assert_eq!(call["origin"]["path"], "/dev/fs.wasm");
 }
 
 #[test]

@@ -13,6 +13,7 @@ use crate::audit::{
 };
 use crate::base::terminal_line;
 use crate::home::Home;
+use crate::plugin::PluginOrigin;
 
 pub fn run(cmd: AuditCommand) -> Exit {
     let json = match &cmd {
@@ -230,8 +231,14 @@ fn show(
                         )
                     })
                     .unwrap_or_default();
+                let origin = match &c.origin {
+                    Some(PluginOrigin::Uninstalled { path, sha256 }) => {
+                        format!(" from uninstalled {path} sha256 {}", short(sha256))
+                    }
+                    None => String::new(),
+                };
                 format!(
-                    "call {} {}{by} → {} ({} ms, {} bytes){}{}",
+                    "call {}{origin} {}{by} → {} ({} ms, {} bytes){}{}",
                     c.tool,
                     c.call_id,
                     c.outcome,

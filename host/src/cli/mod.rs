@@ -318,6 +318,10 @@ pub struct CallArgs {
     pub json: bool,
     #[command(flatten)]
     pub limit: LimitArgs,
+    /// Run the tool from this component file, not installed (for
+    /// development; same checks, policy, sandbox and audit)
+    #[arg(long, value_name = "FILE.wasm")]
+    pub plugin: Option<PathBuf>,
 }
 
 /// Process exit codes.

@@ -72,8 +72,14 @@ pub fn call(args: CallArgs, verbosity: Verbosity) -> Exit {
         Ok(p) => p,
         Err(e) => return fail(args.json, Exit::Usage, &e),
     };
-    // Before any thread starts: the process confines itself.
-    if let Some(warning) = super::self_confine::confine_self(&home, &workspace, &policy, Vec::new())
+    // Before any thread starts: the process confines itself (still able
+    // to read the uninstalled component, if any).
+    let read = args
+        .plugin
+        .iter()
+        .filter_map(|p| std::path::absolute(p).ok());
+    if let Some(warning) =
+        super::self_confine::confine_self(&home, &workspace, &policy, read.collect())
         && verbosity.shows_warnings()
     {
         errln!("warden: warning: {warning}");
@@ -93,10 +99,16 @@ pub fn call(args: CallArgs, verbosity: Verbosity) -> Exit {
             return fail(args.json, Exit::Failure, &msg);
         }
     };
-    let catalog = match open_catalog_with(args.json, instances) {
+    let mut catalog = match open_catalog_with(args.json, instances) {
         Ok(c) => c,
         Err(code) => return code,
     };
+    if let Some(file) = &args.plugin
+        && let Err(e) = catalog.use_uninstalled(file)
+    {
+        let msg = format!("cannot load {}: {e}", file.display());
+        return fail(args.json, Exit::Failure, &msg);
+    }
     let writes = catalog
         .find_tool(&args.name)
         .is_some_and(|(_, t)| !t.annotations.read_only);
@@ -246,6 +258,7 @@ fn print_json(r: &CallResult) {
         "call_id": r.call_id,
         "tool": r.tool,
         "plugin": r.plugin,
+        "origin": r.origin,
         "stage": r.stage,
         "outcome": r.outcome,
         "grant": r.grant,

@@ -27,6 +27,9 @@ pub enum PluginSource {
     Builtin(&'static [u8]),
     /// Installed under the data directory.
     Installed(PathBuf),
+    /// A component file run without installing it (see
+    /// [`Catalog::use_uninstalled`]); never one of [`Catalog::plugins`].
+    Uninstalled(PathBuf),
 }
 
 /// One plugin the catalog knows.
@@ -66,6 +69,22 @@ impl PluginEntry {
             sha256,
             size,
             source: PluginSource::Installed(path),
+            approval: Approval::Decided(None),
+        }
+    }
+
+    /// A component file run without installing it, from bytes already checked.
+    pub(super) fn uninstalled(
+        meta: PluginMeta,
+        sha256: String,
+        size: usize,
+        path: PathBuf,
+    ) -> Self {
+        PluginEntry {
+            meta,
+            sha256,
+            size: size as u64,
+            source: PluginSource::Uninstalled(path),
             approval: Approval::Decided(None),
         }
     }
@@ -124,9 +143,12 @@ pub struct Catalog {
     /// `<data dir>/plugins.lock`.
     pub(super) lock_path: PathBuf,
     pub(super) entries: Vec<PluginEntry>,
+    /// A component run without installing it: when set, tools are looked
+    /// up in it alone.
+    pub(super) uninstalled: Option<PluginEntry>,
     /// Plugins loaded so far, by sha256: each keeps its `InstancePre`s, so
     /// later calls only instantiate.
-    loaded: Mutex<HashMap<String, Arc<LoadedPlugin>>>,
+    pub(super) loaded: Mutex<HashMap<String, Arc<LoadedPlugin>>>,
     /// What went wrong reading the data directory, each once: the catalog
     /// opened without the plugins it could not vouch for.
     problems: Vec<CatalogError>,
@@ -199,6 +221,7 @@ impl Catalog {
             registry,
             lock_path,
             entries,
+            uninstalled: None,
             loaded: Mutex::default(),
             problems,
         })
@@ -224,9 +247,10 @@ impl Catalog {
         &self.entries
     }
 
-    /// The plugin providing tool `name`, and the tool's spec.
+    /// The plugin providing tool `name`, and the tool's spec; only the
+    /// uninstalled component's tools, when one was chosen.
     pub fn find_tool(&self, name: &str) -> Option<(&PluginEntry, &ToolSpec)> {
-        self.entries.iter().find_map(|e| {
+        self.searched().iter().find_map(|e| {
             e.meta
                 .tools
                 .iter()
@@ -235,11 +259,20 @@ impl Catalog {
         })
     }
 
-    /// Every tool with the plugin providing it.
+    /// Every tool with the plugin providing it; only the uninstalled
+    /// component's tools, when one was chosen.
     pub fn tools(&self) -> impl Iterator<Item = (&PluginEntry, &ToolSpec)> {
-        self.entries
+        self.searched()
             .iter()
             .flat_map(|e| e.meta.tools.iter().map(move |t| (e, t)))
+    }
+
+    /// Where tools are looked up.
+    fn searched(&self) -> &[PluginEntry] {
+        match &self.uninstalled {
+            Some(entry) => std::slice::from_ref(entry),
+            None => &self.entries,
+        }
     }
 
     /// Load `entry`'s component, ready for calls; loaded once per catalog.
@@ -284,7 +317,7 @@ impl Catalog {
                 .runtime
                 .load(wasm, Some(&entry.sha256))
                 .map_err(|source| CatalogError::Load { name, source }),
-            PluginSource::Installed(path) => {
+            PluginSource::Installed(path) | PluginSource::Uninstalled(path) => {
                 let wasm = std::fs::read(path).map_err(|source| InstallError::Read {
                     path: path.clone(),
                     source,
@@ -311,7 +344,9 @@ impl Catalog {
             let refused = e.refused();
             let mut ins = match (refused, &e.source) {
                 (Some(_), PluginSource::Installed(path)) => self.inspect_file(path)?,
-                (None, _) | (Some(_), PluginSource::Builtin(_)) => {
+                (None, _)
+                | (Some(_), PluginSource::Builtin(_))
+                | (Some(_), PluginSource::Uninstalled(_)) => {
                     Inspection::new(&e.meta, &e.sha256, e.size)
                 }
             };

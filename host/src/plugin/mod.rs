@@ -1,6 +1,6 @@
 //! Plugins: manifests, the built-in set, installation and approval, the
-//! capability bill of materials, and the catalog of every tool available
-//! to a call.
+//! capability bill of materials, the catalog of every tool available to
+//! a call, and components run without installing them.
 
 mod bom;
 mod builtin;
@@ -11,6 +11,7 @@ mod install;
 mod lockfile;
 mod registry;
 mod trust;
+mod uninstalled;
 
 pub use bom::{Bom, Finding, Reach, Severity, ToolGrant, findings, granted};
 pub use builtin::{BUILTIN, BuiltinPlugin};
@@ -20,3 +21,4 @@ pub use inspect::Inspection;
 pub use install::Candidate;
 pub use lockfile::{LOCKFILE, LockError, Locked, Lockfile};
 pub use registry::{InstallError, InstallReport, InstalledPlugin, Registry};
+pub use uninstalled::PluginOrigin;
