@@ -1,8 +1,9 @@
-//! What the child does between `clone3` and `execve`: joins its cgroup,
+//! What the child does between `clone` and `execve`: joins its cgroup,
 //! maps its uid, builds its mounts, confines itself and runs the command.
 //!
 //! Invariant: the child only runs the async-signal-safe calls of [`sys`]
-//! on the [`ChildPlan`] the parent prepared (no allocation, no locks), and
+//! on the [`ChildPlan`] the parent prepared (no allocation, no locks, no
+//! writes to the host's memory, which it shares until it execs), and
 //! it either runs the command fully confined or reports the stage that
 //! failed on the error pipe and exits: it never runs the command with less.
 
@@ -142,11 +143,41 @@ fn at(stage: Stage) -> impl Fn(Errno) -> (Stage, Errno) {
     move |e| (stage, e)
 }
 
+/// What the child is started with: it reads it from the host's memory,
+/// which it shares until it execs.
+pub(super) struct Start<'a> {
+    pub plan: &'a ChildPlan,
+    pub argv: &'a CArray<'a>,
+    pub envp: &'a CArray<'a>,
+    /// The signal mask to exec the command with (the host's, before it
+    /// blocked every signal for the clone).
+    pub mask: libc::sigset_t,
+}
+
+/// The child's entry point (see [`sys::clone_vm_child`]): `arg` is a
+/// [`Start`].
+pub(super) extern "C" fn entry(arg: *mut libc::c_void) -> libc::c_int {
+    // SAFETY: clone_with passes a live Start, which outlives the child's
+    // use of it (the parent sleeps until the child execs or exits).
+    let start = unsafe { &*arg.cast::<Start<'_>>() };
+    run(start)
+}
+
 /// Confines the calling (child) process and runs the command; on failure
 /// reports the stage and errno on the error pipe and exits with 127.
-pub(super) fn run(plan: &ChildPlan, argv: &CArray<'_>, envp: &CArray<'_>) -> ! {
+fn run(start: &Start<'_>) -> ! {
+    // No handler of the host may run here: every signal is blocked until
+    // the handlers are back to their defaults.
+    sys::default_signal_handlers();
+    let plan = start.plan;
     let (stage, errno) = match setup(plan) {
-        Ok(()) => (Stage::Exec, sys::execve(&plan.program, argv, envp)),
+        Ok(()) => {
+            sys::set_signal_mask(&start.mask);
+            (
+                Stage::Exec,
+                sys::execve(&plan.program, start.argv, start.envp),
+            )
+        }
         Err(failure) => failure,
     };
     let mut report = [0u8; 8];

@@ -1,8 +1,8 @@
 //! Preparing a confined child in the parent, and starting it.
 //!
 //! Invariant: every path, string, descriptor, ruleset and BPF program the
-//! child uses is made here, before `clone3`; the child only makes system
-//! calls. `clone3` creates the child directly in its new pid namespace, so
+//! child uses is made here, before the clone; the child only makes system
+//! calls. The clone creates the child directly in its new pid namespace, so
 //! the command is the namespace's pid 1: when it ends, or is killed, the
 //! kernel kills everything else in the namespace, and no second fork is
 //! needed.

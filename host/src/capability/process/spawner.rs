@@ -1,4 +1,4 @@
-//! Starting a confined child: `clone3` from the calling thread, or, once
+//! Starting a confined child: `clone` from the calling thread, or, once
 //! the host has confined itself, from the spawner thread started just
 //! before (a confined process may not mount, even in its own namespaces).
 //! The parent holds the child's mount namespace and lets it go on a
@@ -46,19 +46,27 @@ pub(super) fn launch(plan: ChildPlan) -> std::io::Result<Launched> {
 pub(super) fn clone_with(plan: ChildPlan) -> std::io::Result<Launched> {
     let argv = CArray::new(&plan.argv);
     let envp = CArray::new(&plan.env);
-    // SAFETY: the child runs only child::run, which makes async-signal-safe
-    // system calls on data prepared above, and never returns.
-    match unsafe { sys::clone_child() }? {
-        None => child::run(&plan, &argv, &envp),
-        Some((pid, pidfd)) => {
-            // The child is still building its mounts: it cannot have
-            // exited yet, short of a failure.
-            let mount_ns = std::fs::File::open(format!("/proc/{pid}/ns/mnt"))
-                .ok()
-                .map(OwnedFd::from);
-            Ok(Launched { pidfd, mount_ns })
-        }
-    }
+    let mask = sys::block_signals();
+    let mut start = child::Start {
+        plan: &plan,
+        argv: &argv,
+        envp: &envp,
+        mask,
+    };
+    // SAFETY: the child runs only child::entry, which makes async-signal-safe
+    // system calls on `start` (alive until the clone returns, by which time
+    // the child has exec'd or exited), resets signal handlers before it
+    // unblocks signals, and never returns.
+    let cloned = unsafe { sys::clone_vm_child(child::entry, (&raw mut start).cast()) };
+    sys::set_signal_mask(&mask);
+    let (pid, pidfd) = cloned?;
+    // The child has exec'd: the command starts up (bash takes a
+    // millisecond) while its mount namespace is opened here. Should it
+    // already be gone, the namespace is torn down as it exits instead.
+    let mount_ns = std::fs::File::open(format!("/proc/{pid}/ns/mnt"))
+        .ok()
+        .map(OwnedFd::from);
+    Ok(Launched { pidfd, mount_ns })
 }
 
 /// Lets go of a child's mount namespace on the releasing thread (started

@@ -116,10 +116,16 @@ impl Support {
 /// Starts a child in every namespace a confined process gets, which exits
 /// at once.
 fn probe_namespaces() -> Result<(), NamespaceError> {
-    // SAFETY: the child calls only sys::exit, which is async-signal-safe.
-    let (_, pidfd) = match unsafe { sys::clone_child() } {
-        Ok(Some(child)) => child,
-        Ok(None) => sys::exit(0),
+    extern "C" fn exit_at_once(_: *mut libc::c_void) -> libc::c_int {
+        sys::exit(0)
+    }
+    let mask = sys::block_signals();
+    // SAFETY: the child calls only sys::exit, which is async-signal-safe,
+    // with every signal still blocked.
+    let cloned = unsafe { sys::clone_vm_child(exit_at_once, std::ptr::null_mut()) };
+    sys::set_signal_mask(&mask);
+    let (_, pidfd) = match cloned {
+        Ok(child) => child,
         Err(e) => return Err(NamespaceError::Refused(e.to_string())),
     };
     let status = rustix::process::waitid(

@@ -1,7 +1,7 @@
-//! Raw Linux system calls for the child between `clone3` and `execve`, and
-//! the `clone3` itself.
+//! Raw Linux system calls for the child between `clone` and `execve`, and
+//! the `clone` itself.
 //!
-//! Invariant: every function here but [`clone_child`] is async-signal-safe:
+//! Invariant: every function here but [`clone_vm_child`] is async-signal-safe:
 //! one or a few raw system calls on arguments the caller owns, no
 //! allocation, no locks, no panics. Errors are errno values.
 
@@ -64,61 +64,114 @@ impl<'a> CArray<'a> {
     }
 }
 
-/// `clone3` into new user, mount, pid, network, ipc and uts namespaces,
-/// with a pidfd. Returns `Ok(None)` in the child.
+/// The child's stack: its frames are small (no allocation, a few
+/// fixed-size arrays), this leaves ample room. A guard page lies below it.
+const CHILD_STACK: usize = 256 * 1024;
+
+/// Every signal blocked on the calling thread; returns the mask it had.
+pub(super) fn block_signals() -> libc::sigset_t {
+    // SAFETY: sigset_t is plain data; both sets are valid for the calls.
+    unsafe {
+        let mut all: libc::sigset_t = std::mem::zeroed();
+        let mut old: libc::sigset_t = std::mem::zeroed();
+        libc::sigfillset(&mut all);
+        libc::pthread_sigmask(libc::SIG_SETMASK, &all, &mut old);
+        old
+    }
+}
+
+/// Sets the calling thread's signal mask.
+pub(super) fn set_signal_mask(mask: &libc::sigset_t) {
+    // SAFETY: a valid mask; the old one is not asked for.
+    unsafe { libc::pthread_sigmask(libc::SIG_SETMASK, mask, std::ptr::null_mut()) };
+}
+
+/// In the child, before it unblocks signals: every caught signal back to
+/// its default action, so that no handler of the host runs in it (it
+/// shares the host's memory until it execs).
+pub(super) fn default_signal_handlers() {
+    for sig in 1..=libc::SIGRTMAX() {
+        // SAFETY: sigaction reads or writes a zeroed, valid struct; signals
+        // the kernel or libc refuse to change fail harmlessly.
+        unsafe {
+            let mut old: libc::sigaction = std::mem::zeroed();
+            if libc::sigaction(sig, std::ptr::null(), &mut old) != 0 {
+                continue;
+            }
+            if old.sa_sigaction != libc::SIG_DFL && old.sa_sigaction != libc::SIG_IGN {
+                let mut dfl: libc::sigaction = std::mem::zeroed();
+                dfl.sa_sigaction = libc::SIG_DFL;
+                libc::sigaction(sig, &dfl, std::ptr::null_mut());
+            }
+        }
+    }
+}
+
+/// `clone` into new user, mount, pid, network, ipc and uts namespaces,
+/// with a pidfd, as `posix_spawn` starts a child: sharing this process's
+/// memory (`CLONE_VM`) on a stack of its own, the calling thread asleep
+/// until the child has exec'd or exited (`CLONE_VFORK`). Nothing of the
+/// host's memory is copied, so the cost does not grow with the host's
+/// size. The child runs `entry(arg)`.
 ///
 /// # Safety
-/// The process may have other threads: in the child (`Ok(None)`) the
-/// caller may only call the async-signal-safe functions of this module and
-/// must end with [`execve`] or [`exit`], never returning.
-pub(super) unsafe fn clone_child() -> std::io::Result<Option<(libc::pid_t, OwnedFd)>> {
-    #[repr(C)]
-    #[derive(Default)]
-    struct CloneArgs {
-        flags: u64,
-        pidfd: u64,
-        child_tid: u64,
-        parent_tid: u64,
-        exit_signal: u64,
-        stack: u64,
-        stack_size: u64,
-        tls: u64,
-        set_tid: u64,
-        set_tid_size: u64,
-        cgroup: u64,
+/// `entry` runs in the child sharing the host's memory while the host's
+/// other threads go on: it may only call the async-signal-safe functions
+/// of this module on memory that `arg` borrows (alive until this returns),
+/// must reset signal handlers ([`default_signal_handlers`]) before it
+/// unblocks any signal, and must end with [`execve`] or [`exit`]. The
+/// caller blocks every signal around the call ([`block_signals`]).
+pub(super) unsafe fn clone_vm_child(
+    entry: extern "C" fn(*mut libc::c_void) -> c_int,
+    arg: *mut libc::c_void,
+) -> std::io::Result<(libc::pid_t, OwnedFd)> {
+    let page = 4096;
+    let len = CHILD_STACK + page;
+    // SAFETY: a fresh private anonymous mapping, unmapped below.
+    let base = unsafe {
+        libc::mmap(
+            std::ptr::null_mut(),
+            len,
+            libc::PROT_READ | libc::PROT_WRITE,
+            libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_STACK,
+            -1,
+            0,
+        )
+    };
+    if base == libc::MAP_FAILED {
+        return Err(std::io::Error::last_os_error());
     }
-    let mut pidfd: c_int = -1;
-    let flags = libc::CLONE_NEWUSER
+    // SAFETY: the lowest page of the mapping just made: the guard.
+    unsafe { libc::mprotect(base, page, libc::PROT_NONE) };
+    let flags = libc::CLONE_VM
+        | libc::CLONE_VFORK
+        | libc::CLONE_NEWUSER
         | libc::CLONE_NEWNS
         | libc::CLONE_NEWPID
         | libc::CLONE_NEWNET
         | libc::CLONE_NEWIPC
         | libc::CLONE_NEWUTS
-        | libc::CLONE_PIDFD;
-    let mut args = CloneArgs {
-        flags: flags as u64,
-        pidfd: &mut pidfd as *mut c_int as u64,
-        exit_signal: libc::SIGCHLD as u64,
-        ..CloneArgs::default()
+        | libc::CLONE_PIDFD
+        | libc::SIGCHLD;
+    let mut pidfd: c_int = -1;
+    // SAFETY: the stack grows down from the end of the mapping (16-byte
+    // aligned); with CLONE_PIDFD the kernel writes the pidfd where the
+    // parent_tid argument points. CLONE_VFORK: when clone returns, the
+    // child no longer uses the stack or `arg`.
+    let pid = unsafe {
+        let top = base.cast::<u8>().add(len).cast::<libc::c_void>();
+        libc::clone(entry, top, flags, arg, &mut pidfd as *mut c_int)
     };
-    // SAFETY: a valid clone_args of the size passed; no CLONE_VM, so the
-    // child runs on its own copy of this stack.
-    let ret = unsafe {
-        libc::syscall(
-            libc::SYS_clone3,
-            &mut args as *mut CloneArgs,
-            std::mem::size_of::<CloneArgs>(),
-        )
-    };
-    match ret {
-        0 => Ok(None),
+    let cloned = match pid {
         pid if pid > 0 => {
             // SAFETY: the kernel wrote a new pidfd we now own.
-            let pidfd = unsafe { OwnedFd::from_raw_fd(pidfd) };
-            Ok(Some((pid as libc::pid_t, pidfd)))
+            Ok((pid as libc::pid_t, unsafe { OwnedFd::from_raw_fd(pidfd) }))
         }
         _ => Err(std::io::Error::last_os_error()),
-    }
+    };
+    // SAFETY: the mapping made above, no longer used by anyone.
+    unsafe { libc::munmap(base, len) };
+    cloned
 }
 
 /// Ends the child at once.
