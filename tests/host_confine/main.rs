@@ -33,8 +33,12 @@ fn parent() {
     fs::write(r.join("ws/src.txt"), "source").unwrap();
     fs::create_dir_all(r.join("home/.ssh")).unwrap();
     fs::write(r.join("home/.ssh/id_ed25519"), "CANARY-SSH").unwrap();
+    // The host may write its temporary directory: give the child one of
+    // its own, so that a checkout under /tmp does not put the canary there.
+    fs::create_dir_all(r.join("tmp")).unwrap();
     let out = Command::new(std::env::current_exe().unwrap())
         .env("WARDEN_CONFINED_CHILD", &r)
+        .env("TMPDIR", r.join("tmp"))
         .output()
         .unwrap();
     let text = String::from_utf8_lossy(&out.stdout);
