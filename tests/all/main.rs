@@ -47,6 +47,7 @@ mod project_instructions;
 mod protected_metadata;
 mod protected_paths;
 mod providers;
+mod python_plugin;
 mod search_tools;
 mod secret_redaction;
 mod shell_tool;
