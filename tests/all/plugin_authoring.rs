@@ -267,8 +267,13 @@ fn plugin_new_refuses_a_bad_name_and_a_non_empty_dir_and_writes_nothing() {
         assert!(err.contains(says), "{args:?}: {err}");
         assert_eq!(snapshot(parent.path()), before, "{args:?} wrote something");
     }
-    // An empty directory is fine.
+    // An empty directory is fine, and stays the same directory (a shell
+    // may be in it), not one renamed over it.
+    use std::os::unix::fs::MetadataExt;
     std::fs::create_dir(parent.path().join("empty")).unwrap();
+    let inode = std::fs::metadata(parent.path().join("empty"))
+        .unwrap()
+        .ino();
     let (code, out, err) = author(
         home.path(),
         parent.path(),
@@ -281,6 +286,10 @@ fn plugin_new_refuses_a_bad_name_and_a_non_empty_dir_and_writes_nothing() {
             .join("empty/vendor/warden-sdk/src/lib.rs")
             .is_file()
     );
+    let after = std::fs::metadata(parent.path().join("empty"))
+        .unwrap()
+        .ino();
+    assert_eq!(after, inode);
     let names: Vec<_> = std::fs::read_dir(parent.path())
         .unwrap()
         .map(|e| e.unwrap().file_name().into_string().unwrap())

@@ -5,8 +5,9 @@
 //!
 //! Invariant: a crate is written whole or not at all. The name is checked
 //! first (the manifest's rules), the files are written into a fresh
-//! directory beside the target and renamed onto it, and an existing
-//! non-empty directory is never written into.
+//! directory beside the target and renamed onto it (or, for an existing
+//! empty directory, into it entry by entry, undone on a failure), and an
+//! existing non-empty directory is never written into.
 
 use std::path::{Path, PathBuf};
 
@@ -124,17 +125,40 @@ pub fn create(name: &str, dir: &Path) -> Result<Scaffold, ScaffoldError> {
         }
         std::fs::write(&path, text).map_err(io(&path))?;
     }
-    set_mode(staging.path(), 0o755).map_err(io(staging.path()))?;
-    // Onto a missing or empty directory only: rename refuses a non-empty one.
-    std::fs::rename(staging.path(), &dir).map_err(|e| match e.kind() {
-        std::io::ErrorKind::DirectoryNotEmpty => ScaffoldError::NotEmpty(dir.clone()),
-        _ => io(&dir)(e),
-    })?;
+    if dir.is_dir() {
+        // An empty directory stays (it may be the user's shell's): the
+        // staged entries move into it, and back out if one cannot.
+        move_entries(staging.path(), &dir).map_err(io(&dir))?;
+    } else {
+        set_mode(staging.path(), 0o755).map_err(io(staging.path()))?;
+        // Onto a missing directory only: rename refuses a non-empty one.
+        std::fs::rename(staging.path(), &dir).map_err(|e| match e.kind() {
+            std::io::ErrorKind::DirectoryNotEmpty => ScaffoldError::NotEmpty(dir.clone()),
+            _ => io(&dir)(e),
+        })?;
+    }
     let lib = package_name(name).replace('-', "_");
     Ok(Scaffold {
         dir,
         wasm: format!("target/wasm32-wasip2/release/{lib}.wasm"),
     })
+}
+
+/// Move every entry of `from` into `to`; on a failure, remove what moved.
+fn move_entries(from: &Path, to: &Path) -> std::io::Result<()> {
+    let mut moved = Vec::new();
+    for entry in std::fs::read_dir(from)? {
+        let name = entry?.file_name();
+        let target = to.join(&name);
+        if let Err(e) = std::fs::rename(from.join(&name), &target) {
+            for path in moved {
+                let _ = std::fs::remove_dir_all(&path).or_else(|_| std::fs::remove_file(&path));
+            }
+            return Err(e);
+        }
+        moved.push(target);
+    }
+    Ok(())
 }
 
 fn set_mode(path: &Path, mode: u32) -> std::io::Result<()> {
