@@ -11,7 +11,8 @@
 //! Generated in OUT_DIR:
 //! - `builtin.rs`: the `BUILTIN` table (bytes and sha256 of `fs`, `search`, `shell` and `web`);
 //! - `test_plugins.rs`: paths of every built guest, for tests and benches;
-//!   `tests/all/fixtures.rs` checks that every fixture tool is used by a test.
+//!   `tests/all/fixtures.rs` checks that every fixture tool is used by a test;
+//! - `sdk_vendor.rs`: the SDK and WIT `warden plugin new` vendors (`build/sdk_vendor.rs`).
 
 use std::env;
 use std::fmt::Write as _;
@@ -19,6 +20,9 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use sha2::{Digest, Sha256};
+
+#[path = "build/sdk_vendor.rs"]
+mod sdk_vendor;
 
 const TARGET: &str = "wasm32-wasip2";
 /// Plugins embedded in the binary.
@@ -99,6 +103,7 @@ fn main() -> Result<()> {
         )?;
     }
     std::fs::write(out_dir.join("test_plugins.rs"), fixtures)?;
+    sdk_vendor::generate(&root, &out_dir)?;
     Ok(())
 }
 

@@ -334,6 +334,20 @@ fn plugin_and_policy_outputs_match_their_schemas() {
 }
 
 #[test]
+fn plugin_build_outputs_match_their_schema() {
+    let doc = &crate::plugin_authoring::built().1;
+    let docs = assert_valid("plugin-build.schema.json", &doc.to_string());
+    assert_eq!(docs[0]["meta"]["manifest"]["name"], "wc");
+    let home = fresh_home();
+    let empty = tempfile::tempdir().unwrap();
+    let (code, out, _) =
+        crate::plugin_authoring::author(home.path(), empty.path(), &["plugin", "build", "--json"]);
+    assert_eq!(code, Some(2));
+    assert_valid("plugin-build.schema.json", &out);
+    assert_valid("error.schema.json", &out);
+}
+
+#[test]
 fn tool_call_progress_events_match_the_schema() {
     let sb = Sandbox::new();
     let tmp = tempfile::tempdir().unwrap();

@@ -1,4 +1,5 @@
-//! `warden plugin install | approve | list | inspect | remove`.
+//! `warden plugin install | approve | list | inspect | remove` (and the
+//! authors' `new` and `build`, in `plugin_dev`).
 //!
 //! Installing shows the plugin's capability bill of materials; under
 //! `--strict` a component that imports more than it declares is refused,
@@ -20,6 +21,26 @@ use crate::policy::Policy;
 
 #[derive(Debug, Subcommand)]
 pub enum PluginCommand {
+    /// Make a new plugin crate (one working tool, its unit test, a
+    /// least-privilege manifest) that builds without a Warden checkout.
+    New {
+        /// The plugin's name: ^[a-z0-9][a-z0-9_-]{0,63}$.
+        name: String,
+        /// Where to make it [default: ./NAME]; it must not exist or be empty.
+        #[arg(long)]
+        dir: Option<PathBuf>,
+    },
+    /// Build a plugin crate for wasm32-wasip2, check the component as
+    /// `install` would, and show its capabilities and path.
+    Build {
+        /// The crate's directory [default: the current directory].
+        dir: Option<PathBuf>,
+        /// The policy whose grants are shown [default: as `warden tool call`].
+        #[arg(long, value_name = "NAME|PATH")]
+        policy: Option<String>,
+        #[arg(long)]
+        json: bool,
+    },
     /// Validate a component, show its capabilities, and install it.
     Install {
         /// Path of the `.wasm` component.
@@ -79,6 +100,10 @@ pub struct InstallArgs {
 
 pub fn run(cmd: PluginCommand) -> Exit {
     match cmd {
+        PluginCommand::New { name, dir } => super::plugin_dev::new_crate(&name, dir.as_deref()),
+        PluginCommand::Build { dir, policy, json } => {
+            super::plugin_dev::build(dir.as_deref(), policy.as_deref(), json)
+        }
         PluginCommand::Install { path, opts } => {
             let what = path.display().to_string();
             install(&opts, &what, false, |c| c.prepare_install(&path))

@@ -1,15 +1,18 @@
 //! Plugins: manifests, the built-in set, installation and approval, the
 //! capability bill of materials, the catalog of every tool available to
-//! a call, and components run without installing them.
+//! a call, components run without installing them, and for plugin authors
+//! new crates (`scaffold`) and their builds (`cargo_build`).
 
 mod bom;
 mod builtin;
+pub mod cargo_build;
 mod catalog;
 mod diff;
 mod inspect;
 mod install;
 mod lockfile;
 mod registry;
+pub mod scaffold;
 mod trust;
 mod uninstalled;
 

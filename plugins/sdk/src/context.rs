@@ -90,6 +90,10 @@ impl Context {
     /// Everything else is refused, and `..` may not climb above the root it
     /// starts from. Symlinks are resolved by the host's sandbox, which
     /// refuses any that lead outside.
+    ///
+    /// Open the result at [`WorkspacePath::guest`], for example
+    /// `std::fs::read_to_string(path.guest())`, and map an I/O error with
+    /// `ToolError::from_io(&e, path.display())`.
     pub fn path(&self, input: &str) -> Result<WorkspacePath, ToolError> {
         let Some(root) = self.workspace.as_deref() else {
             return Err(ToolError::permission_denied(

@@ -4,8 +4,11 @@
 //! declares its name, description, JSON Schema and annotations, and receives
 //! its input already deserialized into a typed struct. Paths in inputs go
 //! through [`Context::path`], which maps them into the workspace preopen the
-//! host granted; the host's WASI layer enforces containment whatever the
-//! plugin does, so this mapping is about clear errors, not security.
+//! host granted: open what it returns at [`WorkspacePath::guest`] (for
+//! example `std::fs::read_to_string(path.guest())`) and name it in messages
+//! with [`WorkspacePath::display`]. The host's WASI layer enforces
+//! containment whatever the plugin does, so this mapping is about clear
+//! errors, not security.
 //! With the `http` feature, the `http` module sends requests through the host's
 //! egress checks; with `walk`, the `walk` module walks a workspace directory
 //! as `grep` and `glob` do (gitignore-aware, over directory handles).
