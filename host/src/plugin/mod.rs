@@ -1,11 +1,13 @@
 //! Plugins: manifests, the built-in set, installation and approval, the
 //! capability bill of materials, the catalog of every tool available to
-//! a call, and components run without installing them.
+//! a call, components run without installing them, and fetching from a URL
+//! or an OCI registry.
 
 mod bom;
 mod builtin;
 mod catalog;
 mod diff;
+pub mod fetch;
 mod inspect;
 mod install;
 mod lockfile;
