@@ -13,6 +13,7 @@ mod ctrl_c;
 mod limit_args;
 mod mcp_cmd;
 mod plugin_cmd;
+mod plugin_fetch_cmd;
 mod plugin_list;
 mod plugin_view;
 mod policy_cmd;
@@ -85,7 +86,7 @@ pub enum Command {
     /// List and call tools.
     #[command(subcommand)]
     Tool(ToolCommand),
-    /// Install, list, inspect and remove plugins.
+    /// Install, update, push, list, inspect and remove plugins.
     #[command(subcommand)]
     Plugin(PluginCommand),
     /// List, check and explain policies.
