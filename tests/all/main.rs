@@ -36,6 +36,7 @@ mod mcp;
 mod mock_model;
 mod network_approvals;
 mod oversized;
+mod plugin_fetch;
 mod plugin_refusals;
 mod plugin_trust;
 mod plugins;
