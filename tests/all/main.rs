@@ -37,6 +37,7 @@ mod mock_model;
 mod network_approvals;
 mod oversized;
 mod plugin_authoring;
+mod plugin_fetch;
 mod plugin_refusals;
 mod plugin_trust;
 mod plugins;

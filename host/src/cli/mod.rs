@@ -14,6 +14,7 @@ mod limit_args;
 mod mcp_cmd;
 mod plugin_cmd;
 mod plugin_dev;
+mod plugin_fetch_cmd;
 mod plugin_list;
 mod plugin_view;
 mod policy_cmd;
@@ -86,7 +87,7 @@ pub enum Command {
     /// List and call tools.
     #[command(subcommand)]
     Tool(ToolCommand),
-    /// Make, build, install, list, inspect and remove plugins.
+    /// Make, build, install, update, push, list, inspect and remove plugins.
     #[command(subcommand)]
     Plugin(PluginCommand),
     /// List, check and explain policies.

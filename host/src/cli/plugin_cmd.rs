@@ -1,5 +1,5 @@
-//! `warden plugin install | approve | list | inspect | remove` (and the
-//! authors' `new` and `build`, in `plugin_dev`).
+//! `warden plugin install | approve | update | push | list | inspect | remove`
+//! (and the authors' `new` and `build`, in `plugin_dev`).
 //!
 //! Installing shows the plugin's capability bill of materials; under
 //! `--strict` a component that imports more than it declares is refused,
@@ -12,6 +12,7 @@ use std::path::PathBuf;
 use clap::{Args, Subcommand};
 use serde_json::json;
 
+use super::plugin_fetch_cmd::{self, FetchArgs, UpdateFetch, print_update};
 use super::plugin_view::{print_bom, print_changes, print_inspection};
 use super::{Exit, fail, open_catalog};
 use crate::audit::AuditEvent;
@@ -43,10 +44,36 @@ pub enum PluginCommand {
     },
     /// Validate a component, show its capabilities, and install it.
     Install {
-        /// Path of the `.wasm` component.
+        /// Path of the `.wasm` component, an `https://` URL (with --sha256),
+        /// or `oci://HOST/REPO:TAG[@sha256:DIGEST]`.
         path: PathBuf,
         #[command(flatten)]
+        fetch: FetchArgs,
+        #[command(flatten)]
         opts: InstallArgs,
+    },
+    /// Fetch a plugin installed from a registry again: show what its new
+    /// version changes, and install it when confirmed.
+    Update {
+        name: String,
+        /// Allow a registry that serves plain http.
+        #[arg(long)]
+        allow_http: bool,
+        #[command(flatten)]
+        opts: InstallArgs,
+    },
+    /// Validate a component and publish it to an OCI registry, in the
+    /// layout `wkg oci push` writes.
+    Push {
+        /// Path of the `.wasm` component.
+        path: PathBuf,
+        /// `oci://HOST/REPO:TAG`.
+        reference: String,
+        /// Allow a registry that serves plain http.
+        #[arg(long)]
+        allow_http: bool,
+        #[arg(long)]
+        json: bool,
     },
     /// Trust an installed plugin's component as it is on disk now (after it
     /// changed since it was installed).
@@ -88,9 +115,12 @@ pub struct InstallArgs {
     /// Refuse a component that imports more than it declares (exit 3).
     #[arg(long)]
     pub strict: bool,
-    /// Accept grown capabilities without asking.
+    /// Accept grown capabilities (for `update`, any change) without asking.
     #[arg(long, short = 'y')]
     pub yes: bool,
+    /// Never ask: refuse what needs confirming unless --yes.
+    #[arg(long)]
+    pub non_interactive: bool,
     /// The policy whose grants are shown [default: as `warden tool call`].
     #[arg(long, value_name = "NAME|PATH")]
     pub policy: Option<String>,
@@ -104,13 +134,36 @@ pub fn run(cmd: PluginCommand) -> Exit {
         PluginCommand::Build { dir, policy, json } => {
             super::plugin_dev::build(dir.as_deref(), policy.as_deref(), json)
         }
-        PluginCommand::Install { path, opts } => {
+        PluginCommand::Install { path, fetch, opts } => {
             let what = path.display().to_string();
-            install(&opts, &what, false, |c| c.prepare_install(&path))
+            match plugin_fetch_cmd::fetch_to_install(&what, &fetch, opts.json) {
+                Some(Ok(fetched)) => install(&opts, &what, Action::Install, |c| {
+                    c.prepare_fetched(fetched)
+                }),
+                Some(Err(code)) => code,
+                None => install(&opts, &what, Action::Install, |c| c.prepare_install(&path)),
+            }
         }
         PluginCommand::Approve { name, opts } => {
-            install(&opts, &name, true, |c| c.prepare_approve(&name))
+            install(&opts, &name, Action::Approve, |c| c.prepare_approve(&name))
         }
+        PluginCommand::Update {
+            name,
+            allow_http,
+            opts,
+        } => match plugin_fetch_cmd::fetch_update(&name, allow_http, opts.json) {
+            Ok(UpdateFetch::Changed(fetched)) => install(&opts, &name, Action::Update, |c| {
+                plugin_fetch_cmd::prepare_update(c, &name, fetched)
+            }),
+            Ok(UpdateFetch::UpToDate) => Exit::Success,
+            Err(code) => code,
+        },
+        PluginCommand::Push {
+            path,
+            reference,
+            allow_http,
+            json,
+        } => plugin_fetch_cmd::push(&path, &reference, allow_http, json),
         PluginCommand::List { json } => super::plugin_list::list(json),
         PluginCommand::Inspect {
             target,
@@ -127,11 +180,22 @@ fn policy_and_catalog(named: Option<&str>, json: bool) -> Result<(Policy, Catalo
     Ok((policy, open_catalog(json)?))
 }
 
-/// Install (or, with `approve`, approve again) the candidate `prepare` makes.
-fn install(
+/// What [`install`] does with its candidate.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Action {
+    /// Install, or upgrade: ask only when capabilities grow.
+    Install,
+    /// Trust the bytes on disk again.
+    Approve,
+    /// Replace with what the registry serves now: show the changes and ask.
+    Update,
+}
+
+/// Install (or approve again, or update) the candidate `prepare` makes.
+pub(super) fn install(
     opts: &InstallArgs,
     what: &str,
-    approve: bool,
+    action: Action,
     prepare: impl FnOnce(&Catalog) -> Result<Candidate, crate::plugin::CatalogError>,
 ) -> Exit {
     let json = opts.json;
@@ -155,20 +219,39 @@ fn install(
         );
         return refuse(json, &message, &bom, &changes);
     }
-    let confirmed_by = if !grows(&changes) {
+    let update = action == Action::Update;
+    if update && !json {
+        print_update(&candidate);
+    }
+    let confirmed_by = if !grows(&changes) && !update {
         None
     } else if opts.yes {
         Some("--yes")
     } else {
-        if !json {
+        if !json && !update {
             print_changes(&changes);
         }
-        match crate::base::prompt::ask_yes_no(&format!(
-            "{label} may do more than before. Install it?"
-        )) {
+        let question = if update {
+            format!("Update to {label}?")
+        } else {
+            format!("{label} may do more than before. Install it?")
+        };
+        let answer = if opts.non_interactive {
+            crate::base::prompt::Answer::NoTerminal
+        } else {
+            crate::base::prompt::ask_yes_no(&question)
+        };
+        match answer {
             crate::base::prompt::Answer::Yes => Some("user"),
             crate::base::prompt::Answer::No => {
                 let message = format!("{label} not installed: you declined the new capabilities");
+                return refuse(json, &message, &bom, &changes);
+            }
+            crate::base::prompt::Answer::NoTerminal if update => {
+                let message = format!(
+                    "{label} not installed: an update needs confirming and there is no terminal to \
+                     ask (or --non-interactive); check the changes, then run again with --yes"
+                );
                 return refuse(json, &message, &bom, &changes);
             }
             crate::base::prompt::Answer::NoTerminal => {
@@ -192,7 +275,7 @@ fn install(
         sha256: inst.sha256.clone(),
         replaced_sha256: previous.as_ref().map(|p| p.sha256.clone()),
         replaced_version: previous.as_ref().map(|p| p.meta.manifest.version.clone()),
-        approved_again: approve,
+        approved_again: action == Action::Approve,
         declared: json!(bom.declared),
         imports: json!(bom.imports),
         changes: changes.clone(),
@@ -210,19 +293,19 @@ fn install(
         outln!("{doc}");
         return Exit::Success;
     }
-    let done = match (&report.replaced, approve) {
-        (_, true) => format!("approved {label}"),
-        (Some(old), false) => format!(
+    let done = match (&report.replaced, action) {
+        (_, Action::Approve) => format!("approved {label}"),
+        (Some(old), Action::Install | Action::Update) => format!(
             "upgraded {} {old} → {}",
             inst.meta.manifest.name, inst.meta.manifest.version
         ),
-        (None, false) => format!("installed {label}"),
+        (None, Action::Install | Action::Update) => format!("installed {label}"),
     };
     outln!("{}", terminal_line(&done));
     let tools: Vec<_> = inst.meta.tools.iter().map(|t| t.name.as_str()).collect();
     outln!("  tools: {}", terminal_line(&tools.join(", ")));
     outln!("  sha256: {}", inst.sha256);
-    if !changes.is_empty() && confirmed_by != Some("user") {
+    if !changes.is_empty() && confirmed_by != Some("user") && !update {
         print_changes(&changes);
     }
     outln!();

@@ -8,6 +8,7 @@ use std::path::Path;
 use super::BUILTIN;
 use super::catalog::{Catalog, CatalogError, PluginEntry};
 use super::diff::{CapChange, diff};
+use super::fetch::{Fetched, Origin};
 use super::lockfile::{Locked, Lockfile};
 use super::registry::{InstallError, InstallReport, InstalledPlugin};
 use crate::base::sha256_hex;
@@ -20,6 +21,9 @@ pub struct Candidate {
     pub meta: PluginMeta,
     /// The installed version it replaces, if any.
     pub previous: Option<InstalledPlugin>,
+    /// Where it was fetched from; none for a local file (or bytes approved
+    /// as they are on disk, which no longer are what was fetched).
+    pub origin: Option<Origin>,
 }
 
 impl Candidate {
@@ -44,6 +48,16 @@ impl Catalog {
             source,
         })?;
         self.candidate(wasm)
+    }
+
+    /// Validate a fetched component for installation, through the same
+    /// checks as a local file.
+    pub fn prepare_fetched(&self, fetched: Fetched) -> Result<Candidate, CatalogError> {
+        let candidate = self.candidate(fetched.wasm)?;
+        Ok(Candidate {
+            origin: Some(fetched.origin),
+            ..candidate
+        })
     }
 
     /// Validate installed plugin `name`'s component as it is on disk now,
@@ -101,6 +115,7 @@ impl Catalog {
             meta: plugin.meta.clone(),
             sha256,
             wasm,
+            origin: None,
         })
     }
 
@@ -119,6 +134,8 @@ impl Catalog {
                 Locked {
                     version: record.meta.manifest.version.clone(),
                     sha256: record.sha256.clone(),
+                    source: c.origin.as_ref().map(|o| o.source.clone()),
+                    manifest_digest: c.origin.as_ref().and_then(|o| o.manifest_digest.clone()),
                 },
             );
         })?;

@@ -30,6 +30,14 @@ const HEADER: &str = "# Written by warden: the sha256 of each installed plugin c
 pub struct Locked {
     pub version: String,
     pub sha256: String,
+    /// Where it was fetched from: a URL or `oci://HOST/REPO:TAG`; none for
+    /// a local file.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub source: Option<String>,
+    /// For an OCI source, the `sha256:…` digest of the manifest installed:
+    /// installing the same reference again must match it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub manifest_digest: Option<String>,
 }
 
 /// Every approved component, by plugin name.
@@ -119,6 +127,8 @@ mod tests {
         let locked = Locked {
             version: "0.1.0".into(),
             sha256: "ab".repeat(32),
+            source: Some("oci://127.0.0.1:5000/echo:1".into()),
+            manifest_digest: Some(format!("sha256:{}", "cd".repeat(32))),
         };
         Lockfile::update(&path, |l| {
             l.plugins.insert("echo".into(), locked.clone());

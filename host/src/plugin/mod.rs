@@ -1,13 +1,15 @@
 //! Plugins: manifests, the built-in set, installation and approval, the
 //! capability bill of materials, the catalog of every tool available to
-//! a call, components run without installing them, and for plugin authors
-//! new crates (`scaffold`) and their builds (`cargo_build`).
+//! a call, components run without installing them, fetching from a URL
+//! or an OCI registry, and for plugin authors new crates (`scaffold`) and
+//! their builds (`cargo_build`).
 
 mod bom;
 mod builtin;
 pub mod cargo_build;
 mod catalog;
 mod diff;
+pub mod fetch;
 mod inspect;
 mod install;
 mod lockfile;

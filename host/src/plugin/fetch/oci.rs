@@ -1,0 +1,200 @@
+//! `warden plugin install oci://HOST/REPO:TAG`: the manifest (pinned by
+//! digest when the reference or the lockfile names one), checked for the
+//! Wasm component layout, then its one layer, capped and checked against
+//! the layer digest.
+
+use std::time::Duration;
+
+use oci_client::client::{ClientConfig, ClientProtocol};
+use oci_client::errors::OciDistributionError;
+use oci_client::manifest::OciImageManifest;
+use oci_client::secrets::RegistryAuth;
+use oci_client::{Client, Reference};
+
+use super::layout::{CONFIG_MEDIA_TYPE, LAYER_MEDIA_TYPE, MANIFEST_MEDIA_TYPE, not_a_component};
+use super::read::read_capped;
+use super::source::oci_source;
+use super::url::chain;
+use super::{FetchError, FetchOptions, Fetched, Origin, oci_digest};
+
+/// A registry client: plain http only with `--allow-http`, anonymous.
+pub(super) fn client(allow_http: bool) -> Client {
+    Client::new(ClientConfig {
+        protocol: if allow_http {
+            ClientProtocol::Http
+        } else {
+            ClientProtocol::Https
+        },
+        connect_timeout: Some(Duration::from_secs(15)),
+        read_timeout: Some(Duration::from_secs(60)),
+        platform_resolver: None,
+        ..ClientConfig::default()
+    })
+}
+
+pub(super) async fn fetch(
+    reference: &Reference,
+    sha256: Option<&str>,
+    pinned: Option<&str>,
+    opts: FetchOptions,
+) -> Result<Fetched, FetchError> {
+    let shown = oci_source(reference);
+    // A reference with both a tag and a digest is fetched by tag, so that a
+    // tag that moved is seen.
+    let by = match (reference.tag(), reference.digest()) {
+        (Some(tag), Some(_)) => Reference::with_tag(
+            reference.registry().to_string(),
+            reference.repository().to_string(),
+            tag.to_string(),
+        ),
+        _ => reference.clone(),
+    };
+    let client = client(opts.allow_http);
+    let auth = RegistryAuth::Anonymous;
+    let (raw, _) = client
+        .pull_manifest_raw(&by, &auth, &[MANIFEST_MEDIA_TYPE])
+        .await
+        .map_err(|e| registry_error(&shown, e, opts.allow_http))?;
+    let served = oci_digest(&raw);
+    for pin in [reference.digest(), pinned].into_iter().flatten() {
+        if pin != served {
+            let hint = if reference.digest() == Some(pin) {
+                ": check the new artifact, then install it by its new digest".to_string()
+            } else {
+                ": see what changed with `warden plugin update NAME`".to_string()
+            };
+            return Err(FetchError::TagMoved {
+                reference: shown,
+                pinned: pin.to_string(),
+                served,
+                hint,
+            });
+        }
+    }
+    let manifest: OciImageManifest =
+        serde_json::from_slice(&raw).map_err(|e| FetchError::NotAComponent {
+            what: shown.clone(),
+            reason: format!("its manifest is not an OCI image manifest ({e})"),
+        })?;
+    let not_component = |reason: String| FetchError::NotAComponent {
+        what: shown.clone(),
+        reason,
+    };
+    if manifest.config.media_type != CONFIG_MEDIA_TYPE {
+        return Err(not_component(format!(
+            "its config is {}, not {CONFIG_MEDIA_TYPE}",
+            manifest.config.media_type
+        )));
+    }
+    let [layer] = manifest.layers.as_slice() else {
+        return Err(not_component(format!(
+            "it has {} layers, not one {LAYER_MEDIA_TYPE} layer",
+            manifest.layers.len()
+        )));
+    };
+    if layer.media_type != LAYER_MEDIA_TYPE {
+        return Err(not_component(format!(
+            "its layer is {}, not {LAYER_MEDIA_TYPE}",
+            layer.media_type
+        )));
+    }
+    let size = u64::try_from(layer.size).unwrap_or(0);
+    let what = format!("{shown} (layer {})", layer.digest);
+    if size > opts.max_bytes {
+        return Err(FetchError::TooLarge {
+            what,
+            cap: opts.max_bytes / (1024 * 1024),
+        });
+    }
+    let blob = client
+        .pull_blob_stream(&by, layer)
+        .await
+        .map_err(|e| registry_error(&shown, e, opts.allow_http))?;
+    let wasm = read_capped(blob.stream, &what, opts.max_bytes, Some(size)).await?;
+    let got = oci_digest(&wasm);
+    if got != layer.digest {
+        return Err(FetchError::DigestMismatch {
+            what,
+            expected: layer.digest.clone(),
+            got,
+        });
+    }
+    let got_hex = got.strip_prefix("sha256:").unwrap_or(&got);
+    if let Some(want) = sha256
+        && got_hex != want
+    {
+        return Err(FetchError::DigestMismatch {
+            what,
+            expected: want.to_string(),
+            got: got_hex.to_string(),
+        });
+    }
+    if let Some(reason) = not_a_component(&wasm) {
+        return Err(not_component(reason.into()));
+    }
+    Ok(Fetched {
+        wasm,
+        origin: Origin {
+            source: shown,
+            manifest_digest: Some(served),
+        },
+    })
+}
+
+/// The typed error for what the registry (or the way to it) answered.
+pub(super) fn registry_error(
+    reference: &str,
+    e: OciDistributionError,
+    allow_http: bool,
+) -> FetchError {
+    let reference = reference.to_string();
+    match e {
+        OciDistributionError::UnauthorizedError { .. }
+        | OciDistributionError::AuthenticationFailure(_) => FetchError::Unauthorized { reference },
+        OciDistributionError::RegistryError { envelope, .. } => {
+            let message = envelope
+                .errors
+                .iter()
+                .map(|e| format!("{:?}: {}", e.code, e.message))
+                .collect::<Vec<_>>()
+                .join("; ");
+            FetchError::Registry { reference, message }
+        }
+        OciDistributionError::ImageManifestNotFoundError(m) => FetchError::Registry {
+            reference,
+            message: format!("not found ({m})"),
+        },
+        OciDistributionError::ServerError { code, .. } => FetchError::Status {
+            what: format!("the registry for {reference}"),
+            status: http::StatusCode::from_u16(code)
+                .map(|s| s.to_string())
+                .unwrap_or_else(|_| code.to_string()),
+        },
+        OciDistributionError::RequestError(e) => {
+            if let Some(status) = e.status() {
+                if status == http::StatusCode::UNAUTHORIZED {
+                    return FetchError::Unauthorized { reference };
+                }
+                return FetchError::Status {
+                    what: format!("the registry for {reference}"),
+                    status: status.to_string(),
+                };
+            }
+            if e.is_timeout() {
+                return FetchError::Timeout {
+                    secs: super::FETCH_TIMEOUT.as_secs(),
+                };
+            }
+            let hint = if allow_http {
+                ""
+            } else {
+                " (a registry that serves plain http, on a network you trust, needs --allow-http)"
+            };
+            FetchError::Network(format!(
+                "cannot reach the registry for {reference}: {}{hint}",
+                chain(&e)
+            ))
+        }
+        other => FetchError::Network(format!("registry error for {reference}: {}", chain(&other))),
+    }
+}
