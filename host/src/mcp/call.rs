@@ -2,8 +2,9 @@
 //! with the client's progress token and cancellation wired to the guest.
 //!
 //! Invariants: the guest runs only while the call holds the gate; the
-//! pipeline and the audit record run on a blocking thread that finishes
-//! even when the client or its request goes away, so every call that
+//! pipeline and the audit record, once started, run to their end on a
+//! thread that blocks (`block_in_place` on the worker, or a blocking
+//! thread) even when the client or its request goes away, so every call that
 //! reaches the pipeline is recorded, with the client as its caller; a
 //! cancelled call's outcome (and record) is `cancelled`; no progress
 //! notification follows the call's result.
@@ -86,7 +87,7 @@ pub(super) async fn run(
             caller.approvals.clone(),
             cancel.clone(),
         );
-        tokio::task::spawn_blocking(move || {
+        move || {
             let mut result = with_call_cancel(&cancel, || {
                 pipeline::run(
                     &catalog,
@@ -125,9 +126,15 @@ pub(super) async fn run(
             }
             drop(in_flight);
             result
-        })
+        }
     };
-    let result = job.await;
+    // On the multi-thread runtime the call runs on this worker thread, which
+    // hands its other tasks to another; once started it ends within this
+    // poll. Elsewhere, a blocking thread runs it to its end.
+    let result = match tokio::runtime::Handle::current().runtime_flavor() {
+        tokio::runtime::RuntimeFlavor::MultiThread => Ok(tokio::task::block_in_place(job)),
+        _ => tokio::task::spawn_blocking(job).await,
+    };
     drop(pass);
     watcher.abort();
     if let Some(forwarder) = forwarder {

@@ -19,6 +19,7 @@ mod http_guard;
 mod roots;
 mod server;
 mod stdio;
+mod stdio_fd;
 mod tools;
 mod watch;
 

@@ -1,5 +1,6 @@
 //! The stdio transport: one JSON-RPC message per line on stdin and stdout,
-//! read and written by two threads of their own.
+//! read and written on the runtime's own tasks when they are pipes
+//! (`stdio_fd`), by two threads of their own otherwise (a terminal, a file).
 //!
 //! Invariants: a line longer than the limit is never buffered whole, and
 //! it, a line that is not JSON, a batch, a message of the wrong shape and
@@ -21,6 +22,7 @@ use tokio::sync::mpsc;
 
 use super::handler::McpSession;
 use super::server::McpServer;
+use super::stdio_fd::{PipeIn, PipeOut};
 use super::{McpError, watch};
 use crate::base::CancelToken;
 
@@ -78,25 +80,117 @@ pub(super) async fn stop_signal() {
 
 /// Lines in and out of the process, for `rmcp`.
 struct StdioTransport {
-    inbound: mpsc::UnboundedReceiver<ClientJsonRpcMessage>,
-    outbound: std_mpsc::Sender<Vec<u8>>,
+    input: Input,
+    output: Output,
+    /// Cancelled at the end of stdin.
+    stopping: CancelToken,
+}
+
+enum Input {
+    /// Read by the task asking for the next message.
+    Pipe {
+        pipe: PipeIn,
+        line: LineBuf,
+        initialized: bool,
+    },
+    /// Read by a thread of its own.
+    Thread(mpsc::UnboundedReceiver<Read>),
+}
+
+#[derive(Clone)]
+enum Output {
+    /// Written by the task sending the line.
+    Pipe(Arc<PipeOut>),
+    /// Written by a thread of its own.
+    Thread(std_mpsc::Sender<Vec<u8>>),
+}
+
+impl Output {
+    fn start() -> Output {
+        if let Some(pipe) = PipeOut::stdout() {
+            return Output::Pipe(Arc::new(pipe));
+        }
+        let (tx, rx) = std_mpsc::channel::<Vec<u8>>();
+        std::thread::spawn(move || write_lines(rx));
+        Output::Thread(tx)
+    }
+
+    /// Queue `line` now (lines keep the order of the calls); the future
+    /// writes it out.
+    fn send(
+        &self,
+        line: Vec<u8>,
+    ) -> impl Future<Output = Result<(), std::io::Error>> + Send + 'static {
+        let queued = match self {
+            Output::Pipe(pipe) => {
+                pipe.queue(&line);
+                Ok(Some(pipe.clone()))
+            }
+            Output::Thread(lines) => lines
+                .send(line)
+                .map(|()| None)
+                .map_err(|_| std::io::Error::from(std::io::ErrorKind::BrokenPipe)),
+        };
+        async move {
+            match queued? {
+                Some(pipe) => pipe.flush().await,
+                None => Ok(()),
+            }
+        }
+    }
 }
 
 impl StdioTransport {
     fn start(stopping: CancelToken, max_message_bytes: usize) -> StdioTransport {
-        let (out_tx, out_rx) = std_mpsc::channel::<Vec<u8>>();
-        let (in_tx, inbound) = mpsc::unbounded_channel();
-        std::thread::spawn(move || write_lines(out_rx));
-        let errors = out_tx.clone();
-        std::thread::spawn(move || {
-            let stdin = std::io::stdin();
-            read_lines(stdin.lock(), max_message_bytes, &in_tx, &errors);
-            // The client is gone: stop what it started.
-            stopping.cancel();
-        });
+        let output = Output::start();
+        let input = match PipeIn::stdin() {
+            Some(pipe) => Input::Pipe {
+                pipe,
+                line: LineBuf::new(max_message_bytes),
+                initialized: false,
+            },
+            None => {
+                let (tx, rx) = mpsc::unbounded_channel();
+                let stopping = stopping.clone();
+                std::thread::spawn(move || {
+                    let stdin = std::io::stdin();
+                    read_lines(stdin.lock(), max_message_bytes, &tx);
+                    // The client is gone: stop what it started.
+                    stopping.cancel();
+                });
+                Input::Thread(rx)
+            }
+        };
         StdioTransport {
-            inbound,
-            outbound: out_tx,
+            input,
+            output,
+            stopping,
+        }
+    }
+
+    /// The next message or error answer from stdin; `None` at its end.
+    /// Cancel-safe: what was read stays in `self`.
+    async fn next(&mut self) -> Option<Read> {
+        loop {
+            match &mut self.input {
+                Input::Thread(rx) => return rx.recv().await,
+                Input::Pipe {
+                    pipe,
+                    line,
+                    initialized,
+                } => match next_line(pipe, line).await {
+                    Line::End => {
+                        // The client is gone: stop what it started.
+                        self.stopping.cancel();
+                        return None;
+                    }
+                    read => {
+                        if let Some(read) = judge(read, line.max, initialized) {
+                            return Some(read);
+                        }
+                    }
+                },
+            }
         }
     }
 }
@@ -108,23 +202,32 @@ impl Transport<RoleServer> for StdioTransport {
         &mut self,
         item: TxJsonRpcMessage<RoleServer>,
     ) -> impl Future<Output = Result<(), Self::Error>> + Send + 'static {
-        let sent = serde_json::to_vec(&item)
-            .map_err(std::io::Error::other)
-            .and_then(|mut line| {
-                line.push(b'\n');
-                self.outbound
-                    .send(line)
-                    .map_err(|_| std::io::Error::from(std::io::ErrorKind::BrokenPipe))
-            });
-        std::future::ready(sent)
+        let line = serde_json::to_vec(&item).map(|mut line| {
+            line.push(b'\n');
+            line
+        });
+        let sent = line.map(|line| self.output.send(line));
+        async move { sent.map_err(std::io::Error::other)?.await }
     }
 
     async fn receive(&mut self) -> Option<RxJsonRpcMessage<RoleServer>> {
-        self.inbound.recv().await
+        loop {
+            match self.next().await? {
+                Read::Message(m) => return Some(*m),
+                Read::Answer(line) => {
+                    // Queued now, written by a task of its own so that
+                    // dropping this future cannot hold the answer back.
+                    let sent = self.output.send(line);
+                    tokio::spawn(sent);
+                }
+            }
+        }
     }
 
     async fn close(&mut self) -> Result<(), Self::Error> {
-        self.inbound.close();
+        if let Input::Thread(rx) = &mut self.input {
+            rx.close();
+        }
         Ok(())
     }
 }
@@ -149,83 +252,146 @@ fn write_lines(lines: std_mpsc::Receiver<Vec<u8>>) {
     }
 }
 
-/// Read messages from `input` until it ends, passing good ones to
-/// `messages` and answering bad ones on `errors`.
-fn read_lines(
-    mut input: impl BufRead,
-    max: usize,
-    messages: &mpsc::UnboundedSender<ClientJsonRpcMessage>,
-    errors: &std_mpsc::Sender<Vec<u8>>,
-) {
-    let mut line = Vec::new();
+/// What one line of input asks of the server.
+enum Read {
+    /// A message for `rmcp`.
+    Message(Box<ClientJsonRpcMessage>),
+    /// A line to answer with, at once (a JSON-RPC error).
+    Answer(Vec<u8>),
+}
+
+/// Read messages from `input` until it ends, passing good ones and the
+/// answers to bad ones to `reads`.
+fn read_lines(mut input: impl BufRead, max: usize, reads: &mpsc::UnboundedSender<Read>) {
+    let mut line = LineBuf::new(max);
     let mut initialized = false;
     loop {
-        match read_line(&mut input, &mut line, max) {
+        match read_line(&mut input, &mut line) {
             Line::End => return,
-            Line::Oversized => {
-                let msg =
-                    format!("message too large: the limit is {max} bytes (--max-message-bytes)");
-                let _ = errors.send(error_line(&Value::Null, INVALID_REQUEST, &msg));
+            read => {
+                if let Some(read) = judge(read, max, &mut initialized)
+                    && reads.send(read).is_err()
+                {
+                    return;
+                }
             }
-            Line::Complete => match classify(&line, initialized) {
-                Inbound::Blank | Inbound::Ignored => {}
-                Inbound::Message(m) => {
-                    initialized |= is_initialize(&m);
-                    if messages.send(*m).is_err() {
-                        return;
-                    }
-                }
-                Inbound::Error { id, code, message } => {
-                    let _ = errors.send(error_line(&id, code, &message));
-                }
-            },
         }
     }
 }
 
+/// What to do with `line`: nothing (a blank line, an unanswerable
+/// notification), take a message, or answer an error.
+fn judge(line: Line, max: usize, initialized: &mut bool) -> Option<Read> {
+    let line = match line {
+        Line::End => return None,
+        Line::Oversized => {
+            let msg = format!("message too large: the limit is {max} bytes (--max-message-bytes)");
+            return Some(Read::Answer(error_line(
+                &Value::Null,
+                INVALID_REQUEST,
+                &msg,
+            )));
+        }
+        Line::Complete(line) => line,
+    };
+    match classify(&line, *initialized) {
+        Inbound::Blank | Inbound::Ignored => None,
+        Inbound::Message(m) => {
+            *initialized |= is_initialize(&m);
+            Some(Read::Message(m))
+        }
+        Inbound::Error { id, code, message } => Some(Read::Answer(error_line(&id, code, &message))),
+    }
+}
+
 enum Line {
-    /// `line` holds one whole line, without its end.
-    Complete,
+    /// One whole line, without its end.
+    Complete(Vec<u8>),
     /// A line past the limit was skipped.
     Oversized,
     End,
 }
 
-/// Read one line into `line`, keeping at most `max` bytes of it.
-fn read_line(input: &mut impl BufRead, line: &mut Vec<u8>, max: usize) -> Line {
-    line.clear();
-    let mut oversized = false;
+/// One line as it comes in, keeping at most `max` bytes of it.
+struct LineBuf {
+    line: Vec<u8>,
+    oversized: bool,
+    max: usize,
+}
+
+impl LineBuf {
+    fn new(max: usize) -> LineBuf {
+        LineBuf {
+            line: Vec::new(),
+            oversized: false,
+            max,
+        }
+    }
+
+    /// Nothing of a line has come in yet.
+    fn is_empty(&self) -> bool {
+        self.line.is_empty() && !self.oversized
+    }
+
+    /// Take `buf` up to the end of the line: the bytes used, and whether
+    /// the line ended.
+    fn take(&mut self, buf: &[u8]) -> (usize, bool) {
+        let end = buf.iter().position(|&b| b == b'\n');
+        let take = end.map_or(buf.len(), |i| i + 1);
+        if !self.oversized && self.line.len() + take > self.max + 1 {
+            self.oversized = true;
+            self.line = Vec::new();
+        }
+        if !self.oversized {
+            self.line.extend_from_slice(&buf[..take]);
+        }
+        (take, end.is_some())
+    }
+
+    /// The line that ended, and a fresh start for the next one.
+    fn finish(&mut self) -> Line {
+        if std::mem::take(&mut self.oversized) {
+            return Line::Oversized;
+        }
+        let mut line = std::mem::take(&mut self.line);
+        while line.last().is_some_and(|b| *b == b'\n' || *b == b'\r') {
+            line.pop();
+        }
+        Line::Complete(line)
+    }
+}
+
+/// Read one line from `input` into `line`.
+fn read_line(input: &mut impl BufRead, line: &mut LineBuf) -> Line {
     loop {
         let (used, done) = match input.fill_buf() {
-            Ok([]) if line.is_empty() && !oversized => return Line::End,
+            Ok([]) if line.is_empty() => return Line::End,
             Ok([]) => (0, true),
-            Ok(buf) => {
-                let end = buf.iter().position(|&b| b == b'\n');
-                let take = end.map_or(buf.len(), |i| i + 1);
-                if !oversized && line.len() + take > max + 1 {
-                    oversized = true;
-                    line.clear();
-                }
-                if !oversized {
-                    line.extend_from_slice(&buf[..take]);
-                }
-                (take, end.is_some())
-            }
+            Ok(buf) => line.take(buf),
             Err(e) if e.kind() == std::io::ErrorKind::Interrupted => (0, false),
             Err(_) => return Line::End,
         };
         input.consume(used);
         if done {
-            break;
+            return line.finish();
         }
     }
-    if oversized {
-        return Line::Oversized;
+}
+
+/// [`read_line`] from a pipe; cancel-safe (a part read stays in `line`).
+async fn next_line(input: &mut PipeIn, line: &mut LineBuf) -> Line {
+    loop {
+        let (used, done) = match input.fill_buf().await {
+            Ok([]) if line.is_empty() => return Line::End,
+            Ok([]) => (0, true),
+            Ok(buf) => line.take(buf),
+            Err(_) => return Line::End,
+        };
+        input.consume(used);
+        if done {
+            return line.finish();
+        }
     }
-    while line.last().is_some_and(|b| *b == b'\n' || *b == b'\r') {
-        line.pop();
-    }
-    Line::Complete
 }
 
 /// The requests of the protocol revisions this server offers.
@@ -376,13 +542,13 @@ mod tests {
 
     fn read_all(input: &[u8], max: usize) -> Vec<Result<String, &'static str>> {
         let mut reader = std::io::BufReader::with_capacity(4, input);
-        let mut line = Vec::new();
+        let mut line = LineBuf::new(max);
         let mut out = Vec::new();
         loop {
-            match read_line(&mut reader, &mut line, max) {
+            match read_line(&mut reader, &mut line) {
                 Line::End => return out,
                 Line::Oversized => out.push(Err("oversized")),
-                Line::Complete => out.push(Ok(String::from_utf8(line.clone()).unwrap())),
+                Line::Complete(line) => out.push(Ok(String::from_utf8(line).unwrap())),
             }
         }
     }

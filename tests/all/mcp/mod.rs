@@ -7,6 +7,7 @@ mod audit_room;
 mod http;
 mod raw;
 mod stdio;
+mod stdio_io;
 
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
