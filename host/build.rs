@@ -9,7 +9,7 @@
 //! script names functions as one toolchain mangles them, so the default
 //! build does not use it.
 //! Generated in OUT_DIR:
-//! - `builtin.rs`: the `BUILTIN` table (bytes and sha256 of `fs`, `search`, `shell` and `web`);
+//! - `builtin.rs`: the `BUILTIN` table (bytes and sha256 of `fs`, `search`, `shell`, `web`, `agent` and `memory`);
 //! - `test_plugins.rs`: paths of every built guest, for tests and benches;
 //!   `tests/all/fixtures.rs` checks that every fixture tool is used by a test;
 //! - `sdk_vendor.rs`: the SDK and WIT `warden plugin new` vendors (`build/sdk_vendor.rs`).
@@ -26,7 +26,7 @@ mod sdk_vendor;
 
 const TARGET: &str = "wasm32-wasip2";
 /// Plugins embedded in the binary.
-const BUILTIN: &[&str] = &["fs", "search", "shell", "web"];
+const BUILTIN: &[&str] = &["fs", "search", "shell", "web", "agent", "memory"];
 /// Set to `1` to link the binary with `link/startup.ld` (release packaging).
 const STARTUP_LAYOUT: &str = "WARDEN_STARTUP_LAYOUT";
 /// Guests built only for tests and benchmarks.
@@ -38,6 +38,7 @@ const FIXTURES: &[&str] = &[
     "echo_next",
     "legacy",
     "legacy_fan",
+    "legacy_v2",
 ];
 
 type Result<T> = std::result::Result<T, Box<dyn std::error::Error>>;

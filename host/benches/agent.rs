@@ -70,6 +70,7 @@ impl Bench {
             interrupt: Interrupt::default(),
             audit: None,
             approvals: Arc::new(warden::approval::Approvals::non_interactive()),
+            interaction: None,
         };
         self.rt.block_on(async {
             let mut session = self

@@ -104,6 +104,7 @@ fn bench(c: &mut Criterion) {
         extra_dirs: Vec::new(),
         network: None,
         process: None,
+        interaction: None,
     };
     let mut report = noop(&echo, &none, &limits);
     report.exercised.files = (0..10)

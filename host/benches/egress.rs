@@ -161,6 +161,7 @@ fn bench(c: &mut Criterion) {
         extra_dirs: Vec::new(),
         network: Some(grant(port)),
         process: None,
+        interaction: None,
     };
     let call_limits = Limits {
         http_requests: u64::MAX,

@@ -76,6 +76,7 @@ fn bench(c: &mut Criterion) {
                 policy: None,
                 approval: None,
                 rationale: None,
+                interaction: None,
             },
         );
         match r.outcome {

@@ -111,6 +111,7 @@ fn main() {
                 policy: None,
                 approval: None,
                 rationale: None,
+                interaction: None,
             },
         );
         match r.outcome {

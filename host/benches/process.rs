@@ -116,6 +116,7 @@ fn bench(c: &mut Criterion) {
                 policy: Some(&policy),
                 approval: None,
                 rationale: None,
+                interaction: None,
             },
         )
     };

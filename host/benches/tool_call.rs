@@ -74,6 +74,7 @@ fn bench(c: &mut Criterion) {
         }),
         extra_dirs: Vec::new(),
         process: None,
+        interaction: None,
     };
     let read_input = r#"{"path":"small.txt"}"#;
     c.bench_function("read_file_fresh_instance", |b| {
@@ -107,6 +108,7 @@ fn bench(c: &mut Criterion) {
                     filesystem: false,
                     http: false,
                     process: false,
+                    interaction: false,
                 },
             )
             .unwrap();
@@ -155,6 +157,7 @@ fn bench_protected_paths(c: &mut Criterion, catalog: &Catalog, ws: &std::path::P
         }),
         extra_dirs: Vec::new(),
         process: None,
+        interaction: None,
     };
     let unreadable = PathGuard::new(
         PathGuard::defaults().globs().to_vec(),
@@ -292,6 +295,7 @@ fn bench_hard_link_walk(c: &mut Criterion, hostile: &LoadedPlugin, guard: PathGu
         }),
         extra_dirs: Vec::new(),
         process: None,
+        interaction: None,
     };
     let limits = Limits::default();
     let mut group = c.benchmark_group("hard_link_walk");

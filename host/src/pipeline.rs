@@ -14,12 +14,12 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use crate::approval::{Approval, ApprovalRequest, Approvals};
 use crate::base::{CancelToken, Limits, ProgressSink, QUOTE_BYTES, excerpt, prefix};
-use crate::capability::{Grant, GrantCut, WriteMode};
+use crate::capability::{Grant, GrantCut, InteractionGrant, MemoryNotes, WriteMode};
 use crate::plugin::{Catalog, PluginEntry, PluginOrigin};
 use crate::policy::{CallFacts, DecidedBy, Decision, LimitOverrides, Policy, Verdict};
 use crate::policy::{NetworkAskError, grant_from_declared, grant_from_policy, with_approved};
 use crate::protocol::{ErrorKind, ToolError, ToolOutcome};
-use crate::runtime::{CallReport, CallRequest};
+use crate::runtime::{CallInteraction, CallReport, CallRequest, InteractionParty};
 
 /// The most bytes of input (a call's arguments, as JSON text) one call may
 /// carry. Larger input is refused as invalid, and what records of it keep
@@ -73,6 +73,10 @@ pub struct Invocation<'a> {
     /// Why the model wants this call, shown with an approval prompt; never
     /// used to decide.
     pub rationale: Option<&'a str>,
+    /// Who the call's plan and questions go to, and where memory notes
+    /// live (`warden:tool/interaction`, used only if the grant includes
+    /// it). `None`: no one can answer, and there is no memory.
+    pub interaction: Option<InteractionParty>,
 }
 
 /// Where a call stopped.
@@ -235,6 +239,11 @@ fn run_unhidden(
             };
             let decision = policy.decide(&facts);
             result.decision = Some(decision.clone());
+            let declared = &plugin.meta.manifest.capabilities;
+            if let Some(reason) = policy.capability_refusal(plugin.name(), inv.tool, declared) {
+                result.outcome = ToolOutcome::Denied { reason };
+                return result;
+            }
             let granted = policy.grant_for_call(&facts);
             limits = match granted.limits.with_requests(&inv.limit_requests, limits) {
                 Ok(l) => l,
@@ -243,7 +252,6 @@ fn run_unhidden(
                     return reject(result, ErrorKind::InvalidInput, msg);
                 }
             };
-            let declared = &plugin.meta.manifest.capabilities;
             let network = match decision.verdict {
                 Verdict::Ask => match policy.network_ask(&facts, &declared.network, &granted) {
                     Ok(network) => network,
@@ -293,15 +301,27 @@ fn run_unhidden(
         }
     };
     let canonical_input = input.to_string();
-    let mut report = plugin.call(CallRequest {
-        call_id,
-        tool: inv.tool,
-        input: &canonical_input,
-        grant: &grant,
-        limits: &limits,
-        cancel: inv.cancel,
-        progress: inv.progress,
+    let interaction = inv.interaction.map(|party| CallInteraction {
+        notes: match (&grant.interaction, &party.home) {
+            (Some(InteractionGrant { memory: true }), Some(home)) => {
+                Some(MemoryNotes::for_workspace(home, &workspace))
+            }
+            _ => None,
+        },
+        user: party.user,
     });
+    let mut report = plugin.call_interacting(
+        CallRequest {
+            call_id,
+            tool: inv.tool,
+            input: &canonical_input,
+            grant: &grant,
+            limits: &limits,
+            cancel: inv.cancel,
+            progress: inv.progress,
+        },
+        interaction,
+    );
     result.stage = Stage::Executed;
     if let ToolOutcome::Error(e) = &mut report.outcome
         && e.message.len() > MAX_ERROR_BYTES

@@ -390,6 +390,7 @@ fn run(ws: &Path, approvals: &Approvals, tool: &str, input: &str) -> CallResult 
             policy: Some(policy),
             approval: Some(approvals),
             rationale: Some("to save the notes"),
+            interaction: None,
         },
     )
 }
@@ -501,6 +502,7 @@ fn without_approvals_an_ask_is_refused() {
             policy: Some(&policy),
             approval: None,
             rationale: None,
+            interaction: None,
         },
     );
     let ToolOutcome::Denied { reason } = &r.outcome else {

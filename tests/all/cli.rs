@@ -61,7 +61,11 @@ fn tool_list_json_is_the_tool_schemas() {
             "glob",
             "grep",
             "shell",
-            "http_fetch"
+            "http_fetch",
+            "update_plan",
+            "ask_user",
+            "memory_read",
+            "memory_write"
         ]
     );
     insta::assert_json_snapshot!("tool_schemas", v);

@@ -8,6 +8,7 @@ mod agent;
 mod agent_config;
 mod agent_context;
 mod agent_http;
+mod agent_interaction;
 mod agent_progress;
 mod agent_reasoning;
 mod agent_stalls;

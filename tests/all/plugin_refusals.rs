@@ -182,7 +182,10 @@ fn install_refuses_a_component_that_is_not_a_plugin() {
         Err(CatalogError::Install(InstallError::Load(LoadError::NotAPlugin))) => {}
         other => panic!("expected NotAPlugin, got {other:?}"),
     }
-    assert_eq!(listed(home.path()), ["fs", "search", "shell", "web"]);
+    assert_eq!(
+        listed(home.path()),
+        ["fs", "search", "shell", "web", "agent", "memory"]
+    );
     assert!(
         plugin_dirs(home.path()).is_empty(),
         "{:?}",

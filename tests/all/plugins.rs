@@ -48,8 +48,11 @@ fn install_call_list_inspect_remove() {
         .iter()
         .map(|p| p["name"].as_str().unwrap())
         .collect();
-    assert_eq!(names, ["fs", "search", "shell", "web", "echo"]);
-    assert_eq!(v["plugins"][4]["builtin"], false);
+    assert_eq!(
+        names,
+        ["fs", "search", "shell", "web", "agent", "memory", "echo"]
+    );
+    assert_eq!(v["plugins"][6]["builtin"], false);
 
     let (code, out, _) = cli(home.path(), &["plugin", "inspect", "echo", "--json"]);
     assert_eq!(code, Some(0));
@@ -57,7 +60,7 @@ fn install_call_list_inspect_remove() {
     let wasm = std::fs::read(echo_path()).unwrap();
     assert_eq!(v["sha256"], warden::base::sha256_hex(&wasm));
     assert_eq!(v["size"], wasm.len());
-    assert_eq!(v["wit_version"], "0.2.0");
+    assert_eq!(v["wit_version"], "0.2.1");
     assert_eq!(v["manifest"]["capabilities"]["filesystem"], "none");
     let imports: Vec<_> = v["imports"]
         .as_array()
@@ -65,7 +68,7 @@ fn install_call_list_inspect_remove() {
         .iter()
         .map(|i| i["name"].as_str().unwrap())
         .collect();
-    assert!(imports.contains(&"warden:tool/types@0.2.0"), "{imports:?}");
+    assert!(imports.contains(&"warden:tool/types@0.2.1"), "{imports:?}");
     assert!(
         !imports.iter().any(|i| i.starts_with("wasi:filesystem")),
         "{imports:?}"
@@ -164,7 +167,7 @@ fn install_refuses_what_does_not_fit() {
     assert_eq!(code, Some(5));
     assert!(err.contains("cannot read /no/such/file.wasm"), "{err}");
     let (_, out, _) = cli(home.path(), &["plugin", "list"]);
-    assert_eq!(out.lines().count(), 5, "{out}");
+    assert_eq!(out.lines().count(), 7, "{out}");
 }
 
 #[test]

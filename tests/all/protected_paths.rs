@@ -648,6 +648,7 @@ fn grep_walks_past_unreadable_protected_paths_without_reading_them() {
             policy: Some(&policy),
             approval: None,
             rationale: None,
+            interaction: None,
         },
     );
     let text = &ok(&r).text;

@@ -242,6 +242,7 @@ pub fn call_raw(
             policy: None,
             approval: None,
             rationale: None,
+            interaction: None,
         },
     )
 }
@@ -282,6 +283,7 @@ pub fn guarded_grant(ws: &Path, access: FsAccess, protected: Option<PathGuard>) 
         extra_dirs: Vec::new(),
         network: None,
         process: None,
+        interaction: None,
     }
 }
 

@@ -175,6 +175,7 @@ fn run_under(policy: &Policy, sb: &Sandbox, input: Value) -> CallResult {
             policy: Some(policy),
             approval: None,
             rationale: None,
+            interaction: None,
         },
     )
 }

@@ -93,6 +93,14 @@ pub enum AgentEvent {
     /// the tool's first result in the session, or the first since
     /// compaction dropped them.
     GuidanceAdded { call_id: String, tool: String },
+    /// The plan changed: a call of `update_plan` (`call_id`) replaced it,
+    /// or a resumed session restored it (no `call_id`). `steps` is the
+    /// whole plan, each step `pending`, `in_progress` or `done`.
+    PlanUpdated {
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        call_id: Option<String>,
+        steps: Vec<crate::protocol::PlanStep>,
+    },
     /// Older turns were summarized to fit the context window.
     Compacted {
         messages_before: usize,

@@ -11,6 +11,7 @@ mod context;
 mod deadline;
 mod event;
 mod instructions;
+mod interaction;
 mod results;
 mod scheduler;
 mod session;
@@ -25,6 +26,7 @@ pub use context::{ContextLimits, message_tokens, request_tokens, text_tokens};
 pub use event::{AgentEvent, StopReason};
 pub use instructions::{DEFAULT_CAP as INSTRUCTIONS_CAP, FILE_NAME as INSTRUCTIONS_FILE};
 pub use instructions::{InstructionFile, ProjectInstructions, tool_guidance};
+pub use interaction::with_restored_plan;
 pub use session::{
     CallRecord, LoadedSession, Record, SessionError, SessionMeta, SessionStore, SessionWriter,
 };
@@ -101,13 +103,20 @@ When the task is done, answer in plain text without calling a tool.";
 /// The specs of the tools the policy does not deny outright, each with the
 /// optional rationale field added. A tool is left out when a call with no
 /// arguments would be denied (by a rule with no argument matchers, or by
-/// the mode), and so are the tools of a plugin whose component is not the
+/// the mode), or that the policy turns off (memory, see
+/// [`Policy::capability_refusal`]), and so are the tools of a plugin whose component is not the
 /// approved one (see `warden plugin approve`).
 pub fn offered_tools(catalog: &Catalog, policy: &Policy) -> Vec<ToolDef> {
     let empty = serde_json::json!({});
     catalog
         .tools()
         .filter(|(entry, _)| entry.refused().is_none())
+        .filter(|(entry, spec)| {
+            let declared = &entry.meta.manifest.capabilities;
+            policy
+                .capability_refusal(entry.name(), spec.name.as_str(), declared)
+                .is_none()
+        })
         .filter(|(entry, spec)| {
             let d = policy.decide(&CallFacts {
                 tool: spec.name.as_str(),

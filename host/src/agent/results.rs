@@ -1,6 +1,7 @@
 //! What a turn leaves behind: each finished call becomes a tool message,
 //! events and session records (its output cut to fit the context, the
-//! full text saved beside the session), and the turn is closed.
+//! full text saved beside the session; the plan it published and the
+//! questions it asked), and the turn is closed.
 //!
 //! Invariant: every finished call yields exactly one tool message, in the
 //! order the calls were issued.
@@ -76,6 +77,13 @@ impl Agent {
                     tool: f.prepared.call.name.clone(),
                 });
             }
+            let done = f.result.as_ref().and_then(|r| r.report.as_ref());
+            if let Some(steps) = done.and_then(|r| r.interaction.plan.as_ref()) {
+                (self.events)(AgentEvent::PlanUpdated {
+                    call_id: Some(id.clone()),
+                    steps: steps.clone(),
+                });
+            }
             (self.events)(AgentEvent::ToolResult {
                 call_id: id.clone(),
                 tool: f.prepared.call.name.clone(),
@@ -103,6 +111,22 @@ impl Agent {
                 duration_ms: f.duration_ms,
                 full_output,
             }))?;
+            if let Some(report) = f.result.as_ref().and_then(|r| r.report.as_ref()) {
+                let done = &report.interaction;
+                if let Some(steps) = &done.plan {
+                    session.append(&Record::Plan {
+                        call_id: id.clone(),
+                        steps: steps.clone(),
+                    })?;
+                }
+                for asked in &done.asked {
+                    session.append(&Record::Asked {
+                        call_id: id.clone(),
+                        question: asked.question.clone(),
+                        answer: asked.answer.clone(),
+                    })?;
+                }
+            }
             let message = Message::Tool {
                 call_id: id,
                 name: f.prepared.call.name,

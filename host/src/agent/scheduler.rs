@@ -21,6 +21,7 @@ use crate::plugin::Catalog;
 use crate::policy::Policy;
 use crate::protocol::ToolOutcome;
 use crate::provider::ToolCall;
+use crate::runtime::InteractionParty;
 
 use super::{AgentEvent, EventSink, PROGRESS_INTERVAL, RATIONALE_FIELD};
 
@@ -115,6 +116,8 @@ pub struct Scheduler {
     pub audit: Option<(Arc<AuditLog>, String)>,
     /// Who answers calls the policy asks about, and the session's grants.
     pub approvals: Arc<Approvals>,
+    /// Who the calls' plans and questions go to, and where memory lives.
+    pub interaction: Option<InteractionParty>,
     gate: CallGate,
 }
 
@@ -137,6 +140,7 @@ impl Scheduler {
             cancel,
             audit: None,
             approvals: Arc::new(Approvals::non_interactive()),
+            interaction: None,
             gate: CallGate::new(parallel),
         }
     }
@@ -153,6 +157,7 @@ impl Scheduler {
         let events = self.events.clone();
         let audit = self.audit.clone();
         let approvals = self.approvals.clone();
+        let interaction = self.interaction.clone();
         tokio::spawn(async move {
             let pass = hold.admit().await;
             let started = Instant::now();
@@ -177,6 +182,7 @@ impl Scheduler {
                             policy: Some(&policy),
                             approval: Some(&approvals),
                             rationale: call.rationale.as_deref(),
+                            interaction,
                         },
                     );
                     if let Some((log, session)) = &audit {

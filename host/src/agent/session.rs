@@ -23,7 +23,7 @@ use crate::base::durable::{GroupCommit, SyncFile};
 use crate::base::{PRIVATE_FILE, create_private_dir, secrets};
 use crate::home::Home;
 use crate::policy::Decision;
-use crate::protocol::ToolOutcome;
+use crate::protocol::{AskAnswer, PlanStep, Question, ToolOutcome};
 use crate::provider::{Message, Usage};
 
 use super::StopReason;
@@ -88,6 +88,17 @@ pub enum Record {
     End {
         reason: StopReason,
     },
+    /// Call `call_id` replaced the plan with `steps`.
+    Plan {
+        call_id: String,
+        steps: Vec<PlanStep>,
+    },
+    /// Call `call_id` asked the user `question`; `answer` came of it.
+    Asked {
+        call_id: String,
+        question: Question,
+        answer: AskAnswer,
+    },
 }
 
 /// Reading and writing sessions failed.
@@ -124,6 +135,8 @@ pub struct LoadedSession {
     pub turns: u32,
     /// How the last run ended, if it ended cleanly.
     pub ended: Option<StopReason>,
+    /// The last plan a committed turn recorded (empty: none).
+    pub plan: Vec<PlanStep>,
 }
 
 impl SessionStore {
@@ -296,13 +309,18 @@ fn replay(path: &Path, records: Vec<Record>) -> Result<LoadedSession, SessionErr
     let mut pending = Vec::new();
     let mut turns = 0;
     let mut ended = None;
+    let mut plan = Vec::new();
+    let mut pending_plan = None;
     for r in &records {
         match r {
             Record::Start(m) => meta = Some(m.clone()),
             Record::Resumed { .. } => {
                 pending.clear();
+                pending_plan = None;
                 ended = None;
             }
+            Record::Plan { steps, .. } => pending_plan = Some(steps.clone()),
+            Record::Asked { .. } => {}
             Record::Message { message } => pending.push(message.clone()),
             Record::Call(_) => {}
             Record::Compaction { messages } => {
@@ -311,6 +329,9 @@ fn replay(path: &Path, records: Vec<Record>) -> Result<LoadedSession, SessionErr
             }
             Record::TurnEnd { turn, .. } => {
                 committed.append(&mut pending);
+                if let Some(steps) = pending_plan.take() {
+                    plan = steps;
+                }
                 turns = *turn;
             }
             Record::End { reason } => ended = Some(reason.clone()),
@@ -327,6 +348,7 @@ fn replay(path: &Path, records: Vec<Record>) -> Result<LoadedSession, SessionErr
         records,
         turns,
         ended,
+        plan,
     })
 }
 

@@ -20,6 +20,7 @@ use crate::provider::{
     Message, ModelRequest, ModelResponse, Provider, ProviderError, Recorder, StreamEvent, ToolCall,
     ToolDef, Usage,
 };
+use crate::runtime::InteractionParty;
 
 use super::compact::Compacted;
 use super::context;
@@ -113,6 +114,9 @@ pub struct Agent {
     pub audit: Option<Arc<AuditLog>>,
     /// Who answers calls the policy asks about; shared by every call of the run.
     pub approvals: Arc<Approvals>,
+    /// Who the calls' plans and questions go to, and where memory notes
+    /// live; `None`: no one can answer, and there is no memory.
+    pub interaction: Option<InteractionParty>,
 }
 
 /// What came of streaming one model turn.
@@ -217,6 +221,7 @@ impl Agent {
             .clone()
             .map(|log| (log, session.id().to_string()));
         scheduler.approvals = self.approvals.clone();
+        scheduler.interaction = self.interaction.clone();
         let tools = offered_tools(&self.catalog, &self.policy);
         let first_turn = run.turn;
         let mut context_retry = false;

@@ -64,6 +64,13 @@ impl CallAudit {
                 workers: r.workers,
                 processes: r.processes.clone(),
                 processes_dropped: r.processes_dropped,
+                asked: (r.interaction.asked.iter())
+                    .map(|a| {
+                        let mut v = json(a);
+                        crate::base::secrets::redact_value(&mut v);
+                        v
+                    })
+                    .collect(),
             }),
         }
     }
@@ -95,6 +102,7 @@ pub(super) fn audit_copy(result: &CallResult) -> (CallResult, u64) {
         workers: r.workers,
         processes: r.processes.clone(),
         processes_dropped: r.processes_dropped,
+        interaction: r.interaction.clone(),
         duration: r.duration,
         ..CallReport::empty(ToolOutcome::Cancelled)
     });

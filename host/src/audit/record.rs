@@ -156,6 +156,10 @@ pub struct ExercisedAudit {
     /// Commands past the per-call cap, counted only.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub processes_dropped: u64,
+    /// Questions the call asked the user (`ask_user`), each with what came
+    /// of it: `{question, answer}`, secrets redacted.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub asked: Vec<serde_json::Value>,
 }
 
 fn is_zero(n: &u64) -> bool {

@@ -62,6 +62,19 @@ pub struct Grant {
     /// are granted: only then is `warden:tool/process` linked.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub process: Option<ProcessGrant>,
+    /// The plan, questions to the user and (if granted) memory notes, if
+    /// interaction is granted: only then is `warden:tool/interaction` linked.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub interaction: Option<InteractionGrant>,
+}
+
+/// What a call may do through `warden:tool/interaction`: publish a plan and
+/// ask the user always; read and write the workspace's memory notes only
+/// when `memory` is granted.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct InteractionGrant {
+    /// The workspace's memory notes.
+    pub memory: bool,
 }
 
 /// A capability the plugin declared but the call does not get.
@@ -100,8 +113,15 @@ impl Grant {
             None => "",
             Some(_) => ", commands in the process sandbox (no network)",
         };
+        let interaction = match &self.interaction {
+            None => "",
+            Some(InteractionGrant { memory: false }) => ", plan and questions to the user",
+            Some(InteractionGrant { memory: true }) => {
+                ", plan, questions to the user and memory notes"
+            }
+        };
         format!(
-            "{fs}{}, {net}{process}",
+            "{fs}{}, {net}{process}{interaction}",
             extra_dirs::describe(&self.extra_dirs)
         )
     }

@@ -10,6 +10,8 @@ pub enum ImportClass {
     Host,
     /// Commands run in the host's process sandbox.
     Process,
+    /// The plan, questions to the user and memory notes.
+    Interaction,
     /// Files in the directories a grant preopens.
     Filesystem,
     /// HTTP requests through the host's egress layer.
@@ -30,6 +32,9 @@ impl ImportClass {
         match self {
             ImportClass::Host => "warden host interface: log, progress, cancellation, fan-out",
             ImportClass::Process => "can run commands (in the host's process sandbox)",
+            ImportClass::Interaction => {
+                "can show a plan, ask the user, and keep memory notes (as granted)"
+            }
             ImportClass::Filesystem => "can touch the directories it is granted",
             ImportClass::Http => "can send HTTP requests (through host egress checks)",
             ImportClass::Sockets => "raw network sockets: never linked, calls trap",
@@ -46,6 +51,7 @@ pub fn classify_import(name: &str) -> ImportClass {
     match iface {
         "warden:tool/host" | "warden:tool/types" => ImportClass::Host,
         "warden:tool/process" => ImportClass::Process,
+        "warden:tool/interaction" => ImportClass::Interaction,
         "wasi:filesystem/types" | "wasi:filesystem/preopens" => ImportClass::Filesystem,
         "wasi:cli/environment" => ImportClass::Environment,
         i if i.starts_with("wasi:http/") => ImportClass::Http,
@@ -91,6 +97,10 @@ mod tests {
         assert_eq!(
             classify_import("warden:tool/process@0.2.0"),
             ImportClass::Process
+        );
+        assert_eq!(
+            classify_import("warden:tool/interaction@0.2.1"),
+            ImportClass::Interaction
         );
         assert_eq!(classify_import("evil:thing/x"), ImportClass::Unknown);
     }

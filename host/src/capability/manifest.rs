@@ -51,6 +51,23 @@ pub struct DeclaredCapabilities {
     /// A call gets them only if a policy grants processes too.
     #[serde(default)]
     pub processes: bool,
+    /// A plan shown to the user and questions to the user
+    /// (`warden:tool/interaction`). A call gets them unless the policy
+    /// sets `interaction = false`.
+    #[serde(default)]
+    pub interaction: bool,
+    /// The workspace's memory notes, through `warden:tool/interaction`
+    /// (implies `interaction`). A policy with `memory = false` denies
+    /// every call of the plugin.
+    #[serde(default)]
+    pub memory: bool,
+}
+
+impl DeclaredCapabilities {
+    /// Whether the plugin declares anything of `warden:tool/interaction`.
+    pub fn wants_interaction(&self) -> bool {
+        self.interaction || self.memory
+    }
 }
 
 /// Filesystem access a plugin declares.

@@ -6,7 +6,8 @@
 //! names, no guest path resolves outside its preopen (cap-std enforces this
 //! for `..` and symlinks alike), and an interface the grant does not allow
 //! is not linked: calling it traps and the call reports which interface it
-//! was. `wasi:http` is linked only for a grant with network, behind the
+//! was. `warden:tool/interaction` is linked only for a grant with
+//! interaction. `wasi:http` is linked only for a grant with network, behind the
 //! [`egress`] checks; `wasi:sockets` never is. The filesystem is linked
 //! behind [`GuardedFs`], which refuses every change to the grant's
 //! protected paths (and reads and metadata, if they are not readable), in
@@ -25,6 +26,7 @@ mod guarded_fs;
 mod hard_links;
 mod imports;
 mod manifest;
+mod memory_notes;
 pub(crate) mod path_guard;
 pub mod process;
 mod stdio_pipe;
@@ -39,13 +41,14 @@ pub use extra_dirs::DirGrant;
 pub use fs_boundary::{
     BoundaryDenial, BoundaryReport, FsBoundary, FsOp, FsShared, MAX_BOUNDARY_DENIALS,
 };
-pub use grant::{FsAccess, FsGrant, Grant, GrantCut, WriteMode};
+pub use grant::{FsAccess, FsGrant, Grant, GrantCut, InteractionGrant, WriteMode};
 pub use guarded_fs::{GuardedFs, HasGuardedFs};
 pub use hard_links::MAX_WALK_ENTRIES;
 pub use imports::{ImportClass, classify_import};
 pub use manifest::{
     DeclaredCapabilities, FsNeed, MANIFEST_SECTION, Manifest, ManifestError, valid_plugin_name,
 };
+pub use memory_notes::{MAX_MEMORY_BYTES, MemoryError, MemoryNotes, redact_notes};
 pub use path_guard::{
     DEFAULT_PROTECTED, GlobError, PathGuard, PathUse, ProtectedReads, normalize_path,
 };

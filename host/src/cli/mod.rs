@@ -5,6 +5,7 @@
 #[macro_use]
 mod stdio;
 
+mod ask_prompt;
 mod audit_caps;
 mod audit_cmd;
 mod call_progress;
@@ -12,6 +13,7 @@ mod colour;
 mod ctrl_c;
 mod limit_args;
 mod mcp_cmd;
+mod memory_cmd;
 mod plugin_cmd;
 mod plugin_dev;
 mod plugin_fetch_cmd;
@@ -35,6 +37,7 @@ pub use crate::provider::ProviderName;
 pub use colour::ColorWhen;
 pub use limit_args::LimitArgs;
 pub use mcp_cmd::McpArgs;
+pub use memory_cmd::MemoryCommand;
 pub use plugin_cmd::{InstallArgs, PluginCommand};
 
 use std::path::PathBuf;
@@ -81,6 +84,9 @@ pub enum Command {
     /// List and show saved agent sessions.
     #[command(subcommand)]
     Sessions(SessionsCommand),
+    /// Show, edit or clear the agent's memory notes for a workspace.
+    #[command(subcommand)]
+    Memory(MemoryCommand),
     /// Show, verify and summarize the audit log.
     #[command(subcommand)]
     Audit(AuditCommand),
@@ -388,6 +394,7 @@ pub fn run(cli: Cli) -> Exit {
         Command::Sessions(cmd) => sessions_cmd::run(cmd),
         Command::Audit(cmd) => audit_cmd::run(cmd),
         Command::Mcp(args) => mcp_cmd::run(args, verbosity),
+        Command::Memory(cmd) => memory_cmd::run(cmd),
         Command::Completions { shell } => shell_help::completions(shell),
         Command::Man { out_dir } => shell_help::man(out_dir.as_deref()),
     }

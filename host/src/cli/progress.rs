@@ -16,6 +16,7 @@ use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 use crate::approval::{ApprovalRequest, ApprovalResponse, Approver};
 use crate::base::{ProgressEvent, Verbosity, terminal_line};
+use crate::protocol::{AskAnswer, Interaction, PlanStep, Question};
 use crate::runtime::{CompileEvent, CompileObserver};
 
 /// A call's progress shows once the call has run this long, so a quick
@@ -145,24 +146,43 @@ pub(super) struct Pausing(pub Arc<dyn Approver>);
 
 impl Approver for Pausing {
     fn approve(&self, req: &ApprovalRequest) -> ApprovalResponse {
-        {
-            let mut s = shown();
-            s.paused += 1;
-            if let Some(bar) = s.current.as_mut().and_then(|w| w.bar.take()) {
-                bar.finish_and_clear();
-            }
-        }
-        let answer = self.0.approve(req);
-        let mut s = shown();
-        s.paused = s.paused.saturating_sub(1);
-        if s.paused == 0
-            && let Some(work) = s.current.as_mut()
-            && work.bar.is_none()
-        {
-            work.bar = Some(draw(&work.message, work.started));
-        }
-        answer
+        paused(|| self.0.approve(req))
     }
+}
+
+/// An asker of the user's questions that takes the spinner off the
+/// terminal while it asks.
+pub(super) struct PausingAsk(pub Arc<dyn Interaction>);
+
+impl Interaction for PausingAsk {
+    fn plan_updated(&self, call_id: &str, steps: &[PlanStep]) {
+        self.0.plan_updated(call_id, steps)
+    }
+
+    fn ask(&self, call_id: &str, question: &Question) -> AskAnswer {
+        paused(|| self.0.ask(call_id, question))
+    }
+}
+
+/// Run `ask` with the spinner off the terminal, then redraw it.
+fn paused<R>(ask: impl FnOnce() -> R) -> R {
+    {
+        let mut s = shown();
+        s.paused += 1;
+        if let Some(bar) = s.current.as_mut().and_then(|w| w.bar.take()) {
+            bar.finish_and_clear();
+        }
+    }
+    let answer = ask();
+    let mut s = shown();
+    s.paused = s.paused.saturating_sub(1);
+    if s.paused == 0
+        && let Some(work) = s.current.as_mut()
+        && work.bar.is_none()
+    {
+        work.bar = Some(draw(&work.message, work.started));
+    }
+    answer
 }
 
 /// A spinner for each component compiled while a command runs: `what`

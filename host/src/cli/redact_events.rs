@@ -37,6 +37,7 @@ impl EventRedactor {
             | AgentEvent::InstructionsAdded { .. }
             | AgentEvent::GuidanceAdded { .. }
             | AgentEvent::Compacted { .. }
+            | AgentEvent::PlanUpdated { .. }
             | AgentEvent::TurnCompleted { .. }
             | AgentEvent::Warning { .. }
             | AgentEvent::Interrupted

@@ -20,6 +20,7 @@ use crate::agent::AgentEvent;
 use crate::approval::Approval;
 use crate::base::{ProgressEvent, TerminalStream, Verbosity, terminal_line, terminal_text};
 use crate::policy::{DecidedBy, Verdict};
+use crate::protocol::{StepStatus, plan_lines};
 
 /// The shortest time between two progress lines of one call, for a human.
 const HUMAN_PROGRESS_MS: u64 = 1000;
@@ -314,6 +315,18 @@ impl Renderer {
                 self.end_line();
                 errln!("warden: project instructions: {}", terminal_line(file));
             }
+            AgentEvent::PlanUpdated { call_id, steps } => {
+                self.end_line();
+                let done = steps
+                    .iter()
+                    .filter(|s| s.status == StepStatus::Done)
+                    .count();
+                let restored = if call_id.is_none() { ", restored" } else { "" };
+                errln!("plan ({done}/{} done{restored}):", steps.len());
+                for line in plan_lines(steps) {
+                    errln!("  {}", terminal_line(&line));
+                }
+            }
             AgentEvent::Compacted {
                 tokens_before,
                 tokens_after,
@@ -369,6 +382,7 @@ impl Renderer {
             | AgentEvent::Interrupted
             | AgentEvent::InstructionsAdded { .. }
             | AgentEvent::GuidanceAdded { .. }
+            | AgentEvent::PlanUpdated { .. }
             | AgentEvent::Compacted { .. } => {}
         }
     }

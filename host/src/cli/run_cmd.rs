@@ -8,15 +8,17 @@ use super::render::{Output, Renderer};
 use super::{Exit, RunArgs, fail};
 use crate::agent::{
     Agent, AgentConfig, AgentEvent, ContextLimits, EventSink, INSTRUCTIONS_CAP, Interrupt,
-    ProjectInstructions, SessionStore, StopReason,
+    ProjectInstructions, SessionStore, StopReason, with_restored_plan,
 };
 use crate::audit::AuditLog;
 use crate::base::{Verbosity, terminal_line};
 use crate::config::{self, Config};
 use crate::home::Home;
 use crate::plugin::Catalog;
+use crate::protocol::PlanStep;
 use crate::provider::http::HttpProvider;
 use crate::provider::{Provider, ProviderConfig, Recorder, ReplayProvider, RetryPolicy};
+use crate::runtime::InteractionParty;
 
 pub fn run(args: RunArgs, verbosity: Verbosity) -> Exit {
     let json = args.json;
@@ -31,6 +33,8 @@ struct Prepared {
     store: SessionStore,
     resume: Option<String>,
     task: String,
+    /// The plan the resumed session restores (empty: none).
+    plan: Vec<PlanStep>,
     args: RunArgs,
 }
 
@@ -61,6 +65,11 @@ fn prepare(args: RunArgs, verbosity: Verbosity) -> Result<Prepared, (Exit, Strin
             ));
         }
     };
+    let plan = previous
+        .as_ref()
+        .map(|p| p.plan.clone())
+        .unwrap_or_default();
+    let task = with_restored_plan(&task, &plan);
 
     let workspace = match (&args.workspace, &previous) {
         (Some(w), _) => w.clone(),
@@ -166,6 +175,10 @@ fn prepare(args: RunArgs, verbosity: Verbosity) -> Result<Prepared, (Exit, Strin
             on_closed.output_closed();
         }
     });
+    let interaction = InteractionParty {
+        user: super::ask_prompt::asker(args.non_interactive),
+        home: Some(home.clone()),
+    };
     let agent = Agent {
         catalog: Arc::new(catalog),
         policy: Arc::new(policy),
@@ -176,12 +189,14 @@ fn prepare(args: RunArgs, verbosity: Verbosity) -> Result<Prepared, (Exit, Strin
         interrupt,
         audit: Some(Arc::new(audit)),
         approvals: Arc::new(super::tool_cmd::approvals(args.non_interactive)),
+        interaction: Some(interaction),
     };
     Ok(Prepared {
         agent,
         store,
         resume,
         task,
+        plan,
         args,
     })
 }
@@ -237,6 +252,7 @@ fn execute(p: Prepared) -> Exit {
             store,
             resume,
             task,
+            plan,
             args: _,
         } = p;
         let opened = match &resume {
@@ -268,6 +284,12 @@ fn execute(p: Prepared) -> Exit {
                 .map(|f| agent.config.instructions.shown(&f.path))
                 .collect(),
         });
+        if !plan.is_empty() {
+            (agent.events)(AgentEvent::PlanUpdated {
+                call_id: None,
+                steps: plan,
+            });
+        }
         let interrupt = agent.interrupt.clone();
         let events = agent.events.clone();
         // The partial turn a second Ctrl-C leaves is dropped when the

@@ -9,6 +9,7 @@ use super::{Exit, SessionsCommand, fail};
 use crate::agent::{LoadedSession, Record, SessionStore};
 use crate::base::{terminal_line, terminal_text};
 use crate::home::Home;
+use crate::protocol::{AskAnswer, plan_lines};
 use crate::provider::Message;
 
 pub fn run(cmd: SessionsCommand) -> Exit {
@@ -150,6 +151,25 @@ fn show(store: &SessionStore, id: &str, json: bool) -> Exit {
                 outln!("— context compacted to {} messages", messages.len())
             }
             Record::End { reason } => outln!("— {}", terminal_line(&reason.to_string())),
+            Record::Plan { steps, .. } => {
+                outln!("plan:");
+                for line in plan_lines(steps) {
+                    outln!("  {}", terminal_line(&line));
+                }
+            }
+            Record::Asked {
+                question, answer, ..
+            } => {
+                outln!("asked: {}", terminal_line(&question.text));
+                match answer {
+                    AskAnswer::Answered { answer } => {
+                        outln!("  answer: {}", terminal_line(answer))
+                    }
+                    AskAnswer::Unanswered { reason } => {
+                        outln!("  unanswered: {}", terminal_line(reason))
+                    }
+                }
+            }
         }
     }
     Exit::Success

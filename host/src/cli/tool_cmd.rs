@@ -13,6 +13,7 @@ use crate::capability::WriteMode;
 use crate::pipeline::{self, CallResult, Invocation, Stage};
 use crate::protocol::ToolOutcome;
 use crate::runtime::Instances;
+use crate::runtime::InteractionParty;
 
 pub fn call(args: CallArgs, verbosity: Verbosity) -> Exit {
     if args.allow_write {
@@ -120,6 +121,10 @@ pub fn call(args: CallArgs, verbosity: Verbosity) -> Exit {
         Err(e) => return fail(args.json, Exit::Usage, &e),
     };
     let approvals = approvals(args.non_interactive);
+    let interaction = InteractionParty {
+        user: super::ask_prompt::asker(args.non_interactive),
+        home: Some(home.clone()),
+    };
     let cancel = CancelToken::new();
     let on_ctrl_c = cancel.clone();
     super::ctrl_c::watch(move || on_ctrl_c.cancel());
@@ -142,6 +147,7 @@ pub fn call(args: CallArgs, verbosity: Verbosity) -> Exit {
                 policy: Some(&policy),
                 approval: Some(&approvals),
                 rationale: None,
+                interaction: Some(interaction.clone()),
             },
         );
         super::progress::end(&key);

@@ -37,7 +37,13 @@ pub(super) fn with_call_cancel<R>(cancel: &CancelToken, f: impl FnOnce() -> R) -
     out
 }
 
-/// Who answers asks in one MCP session.
+/// The cancel token of the call running on this thread (a fresh one off it).
+pub(super) fn call_cancel() -> CancelToken {
+    CALL_CANCEL.with(|c| c.borrow().clone()).unwrap_or_default()
+}
+
+/// Who answers asks (and the agent's questions, see `ask.rs`) in one MCP
+/// session.
 pub(super) enum McpApprover {
     /// The client declared form elicitation: ask it.
     Client {

@@ -24,6 +24,7 @@ use crate::base::{CancelToken, ProgressEvent, ProgressSink, Verbosity, terminal_
 use crate::capability::WriteMode;
 use crate::pipeline::{self, CallResult, Invocation};
 use crate::protocol::ToolOutcome;
+use crate::runtime::InteractionParty;
 
 /// Who is calling, for the pipeline and the audit record.
 pub(super) struct Caller {
@@ -31,6 +32,8 @@ pub(super) struct Caller {
     pub(super) name: String,
     /// The session's approver and its session grants.
     pub(super) approvals: Arc<Approvals>,
+    /// Who `ask_user` asks (the same client), and where memory notes live.
+    pub(super) interaction: InteractionParty,
 }
 
 /// The worker running a call's pipeline failed (it panicked).
@@ -87,6 +90,7 @@ pub(super) async fn run(
             caller.approvals.clone(),
             cancel.clone(),
         );
+        let interaction = caller.interaction.clone();
         move || {
             let mut result = with_call_cancel(&cancel, || {
                 pipeline::run(
@@ -103,6 +107,7 @@ pub(super) async fn run(
                         policy: Some(&server.options.policy),
                         approval: Some(&approvals),
                         rationale: None,
+                        interaction: Some(interaction),
                     },
                 )
             });

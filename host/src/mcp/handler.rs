@@ -25,6 +25,7 @@ use super::tools;
 use crate::approval::Approvals;
 use crate::pipeline::Stage;
 use crate::protocol::{ErrorKind, ToolOutcome};
+use crate::runtime::InteractionParty;
 
 /// The longest client name or version kept for the caller.
 const MAX_CLIENT_FIELD: usize = 64;
@@ -80,10 +81,15 @@ impl McpSession {
             },
         };
         let asks_refused = matches!(approver, McpApprover::Nobody { .. });
+        let approver = Arc::new(approver);
         Client {
             caller: Caller {
                 name,
-                approvals: Arc::new(Approvals::new(Arc::new(approver))),
+                approvals: Arc::new(Approvals::new(approver.clone())),
+                interaction: InteractionParty {
+                    user: approver,
+                    home: Some(self.server.options.home.clone()),
+                },
             },
             asks_refused,
         }

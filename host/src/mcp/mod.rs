@@ -12,6 +12,7 @@
 //! token and an acceptable `Origin`. Design and client setup: `docs/mcp.md`.
 
 mod approve;
+mod ask;
 mod call;
 mod handler;
 mod http;

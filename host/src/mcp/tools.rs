@@ -3,7 +3,8 @@
 //!
 //! Invariants: a tool is listed with the input schema its plugin declares
 //! and its WIT annotations as the four MCP hints; a tool the policy
-//! refuses for every input, or whose plugin is refused, is left out unless
+//! refuses for every input or turns off (`memory = false`), or whose
+//! plugin is refused, is left out unless
 //! `--list-denied` asks for it (then its description says why). Every
 //! outcome but success is a result with `isError`, worded for the model.
 
@@ -44,6 +45,10 @@ fn refusal(
 ) -> Option<String> {
     if let Some(why) = entry.refused() {
         return Some(format!("plugin {} is refused: {why}", entry.name()));
+    }
+    let declared = &entry.meta.manifest.capabilities;
+    if let Some(why) = policy.capability_refusal(entry.name(), spec.name.as_str(), declared) {
+        return Some(why);
     }
     let decision =
         policy.refuses_every_call(spec.name.as_str(), &spec.annotations, asks_refused)?;

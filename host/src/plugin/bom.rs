@@ -25,6 +25,9 @@ pub struct Reach {
     pub http: bool,
     /// `warden:tool/process`: commands in the host's process sandbox.
     pub process: bool,
+    /// `warden:tool/interaction`: a plan, questions to the user, memory notes.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub interaction: bool,
     /// `wasi:sockets`: raw network, never linked by Warden.
     pub sockets: bool,
     /// `wasi:cli/environment`: always empty in Warden.
@@ -44,6 +47,7 @@ impl Reach {
                 ImportClass::Filesystem => r.filesystem = true,
                 ImportClass::Http => r.http = true,
                 ImportClass::Process => r.process = true,
+                ImportClass::Interaction => r.interaction = true,
                 ImportClass::Sockets => r.sockets = true,
                 ImportClass::Environment => r.environment = true,
                 ImportClass::Baseline => {

@@ -9,6 +9,8 @@ fn declared(fs: FsNeed, network: &[&str]) -> DeclaredCapabilities {
         filesystem: fs,
         network: network.iter().map(|s| s.parse().unwrap()).collect(),
         processes: false,
+        interaction: false,
+        memory: false,
     }
 }
 

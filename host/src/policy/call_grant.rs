@@ -12,8 +12,8 @@ use std::path::{Path, PathBuf};
 use super::{ExtraDir, GrantSpec};
 use crate::capability::process::ProcessGrant;
 use crate::capability::{
-    DeclaredCapabilities, DirGrant, FsAccess, FsGrant, FsNeed, Grant, GrantCut, NetworkGrant,
-    PathGuard, WriteMode,
+    DeclaredCapabilities, DirGrant, FsAccess, FsGrant, FsNeed, Grant, GrantCut, InteractionGrant,
+    NetworkGrant, PathGuard, WriteMode,
 };
 
 /// The plugin's declared needs, limited to `workspace`, read-only unless
@@ -59,6 +59,9 @@ pub fn grant_from_declared(
         extra_dirs: Vec::new(),
         network: None,
         process: None,
+        interaction: declared.wants_interaction().then_some(InteractionGrant {
+            memory: declared.memory,
+        }),
     };
     (grant, cuts)
 }
@@ -102,11 +105,13 @@ pub fn grant_from_policy(
         access,
         protected: Some(granted.protected.clone()),
     });
+    let interaction = interaction_grant(declared, granted, &mut cuts);
     let grant = Grant {
         filesystem,
         extra_dirs,
         network,
         process,
+        interaction,
     };
     (grant, cuts)
 }
@@ -168,6 +173,34 @@ fn process_grant(
         env: spec.env.clone(),
         limits: spec.limits,
         mode: spec.confinement,
+    })
+}
+
+/// The interaction a call gets: what the plugin declares, less what the
+/// policy turns off (`interaction = false`, `memory = false`).
+fn interaction_grant(
+    declared: &DeclaredCapabilities,
+    granted: &GrantSpec,
+    cuts: &mut Vec<GrantCut>,
+) -> Option<InteractionGrant> {
+    if !declared.wants_interaction() {
+        return None;
+    }
+    if !granted.interaction {
+        cuts.push(GrantCut {
+            declared: "interaction".into(),
+            granted: "no interaction (the policy sets `interaction = false`)".into(),
+        });
+        return None;
+    }
+    if declared.memory && !granted.memory {
+        cuts.push(GrantCut {
+            declared: "memory".into(),
+            granted: "no memory (the policy sets `memory = false`)".into(),
+        });
+    }
+    Some(InteractionGrant {
+        memory: declared.memory && granted.memory,
     })
 }
 

@@ -3,7 +3,9 @@
 //! Grants are layered field by field: `[grants.tool.<name>]` overrides
 //! `[grants.plugin.<name>]`, which overrides `[grants.default]`. A field no
 //! layer sets takes the safe default: workspace read-only, no extra
-//! directories, no network, no processes, the runtime's default limits. The grant is an
+//! directories, no network, no processes, the runtime's default limits
+//! (interaction and memory, which reach only the user and Warden's own
+//! data directory, are on unless a layer turns them off). The grant is an
 //! upper bound: a call gets the plugin's declared needs intersected with it.
 
 use std::collections::BTreeMap;
@@ -102,6 +104,13 @@ pub struct GrantTable {
     /// Processes the tool may start (`[grants.<layer>.process]`), merged
     /// field by field across layers.
     pub process: Option<ProcessTable>,
+    /// `warden:tool/interaction` (a plan shown to the user, questions to
+    /// the user): `false` turns it off. Default on.
+    pub interaction: Option<bool>,
+    /// The workspace's memory notes: `false` turns memory off, and the
+    /// tools of a plugin that declares memory are neither offered nor
+    /// run. Default on.
+    pub memory: Option<bool>,
 }
 
 /// Every grant layer of a policy.
@@ -195,6 +204,10 @@ pub struct GrantSpec {
     pub protected: PathGuard,
     /// Processes the call may start. Default none.
     pub process: ProcessSpec,
+    /// `warden:tool/interaction`: the plan and questions. Default on.
+    pub interaction: bool,
+    /// The workspace's memory notes. Default on.
+    pub memory: bool,
 }
 
 impl GrantSpec {
@@ -235,6 +248,8 @@ impl Grants {
             merged.output_bytes = l.output_bytes.or(merged.output_bytes);
             merged.workers = l.workers.or(merged.workers);
             merged.write_bytes = l.write_bytes.or(merged.write_bytes);
+            merged.interaction = l.interaction.or(merged.interaction);
+            merged.memory = l.memory.or(merged.memory);
         }
         GrantSpec {
             workspace: merged
@@ -261,6 +276,8 @@ impl Grants {
             },
             protected: PathGuard::defaults(),
             process,
+            interaction: merged.interaction.unwrap_or(true),
+            memory: merged.memory.unwrap_or(true),
         }
     }
 }

@@ -203,6 +203,25 @@ impl Policy {
             spec
         }
     }
+
+    /// Why `tool` of `plugin`, whose manifest declares `declared`, may not
+    /// run at all under this policy whatever its input: memory turned off
+    /// (`memory = false`) for a plugin that keeps memory notes. Such tools
+    /// are not offered to the model, and a call is denied with this reason.
+    pub fn capability_refusal(
+        &self,
+        plugin: &str,
+        tool: &str,
+        declared: &crate::capability::DeclaredCapabilities,
+    ) -> Option<String> {
+        (declared.memory && !self.grants.resolve(plugin, tool).memory).then(|| {
+            format!(
+                "memory is turned off by policy {} (`memory = false`), and {tool} (plugin \
+                 {plugin}) reads or writes memory notes",
+                self.name
+            )
+        })
+    }
 }
 
 /// The policies shipped with Warden, as `(name, TOML text)`. The default is

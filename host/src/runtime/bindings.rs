@@ -3,7 +3,8 @@
 //! ([`super::guest::GuestPre`]).
 //!
 //! 0.1.1 only adds to 0.1.0, and wasmtime matches `0.1.x` names as
-//! semver-compatible, so [`v0_1`] runs 0.1.0 components as well.
+//! semver-compatible, so [`v0_1`] runs 0.1.0 components as well; in the
+//! same way 0.2.1 only adds to 0.2.0, and [`v0_2`] runs both.
 
 /// `warden:tool@0.1.1`, for every 0.1.x component.
 pub mod v0_1 {
@@ -15,12 +16,12 @@ pub mod v0_1 {
     pub use self::warden::tool::{host, types};
 }
 
-/// `warden:tool@0.2.0`.
+/// `warden:tool@0.2.1`, for every 0.2.x component.
 pub mod v0_2 {
     wasmtime::component::bindgen!({
-        path: "../wit/0.2.0",
+        path: "../wit/0.2.1",
         world: "tool-plugin",
     });
 
-    pub use self::warden::tool::{host, process, types};
+    pub use self::warden::tool::{host, interaction, process, types};
 }

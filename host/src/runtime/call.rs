@@ -9,6 +9,7 @@ use super::component::LoadedPlugin;
 use super::egress_report::{redact_report, with_denials};
 use super::guest::{GuestContext, GuestOutput};
 use super::instance::{Ended, cap_text, hidden_paths, host_error, new_store, run_instance};
+use super::interaction_call::{CallInteraction, InteractionReport, InteractionState};
 use super::link::LinkProfile;
 use super::process_call::ProcessCall;
 use super::quota_report::with_write_quota;
@@ -17,7 +18,7 @@ use super::state::{CallState, Workers};
 use crate::base::{CancelToken, Limits, MAX_MEMORY_BYTES, ProgressSink};
 use crate::capability::egress::{EgressCall, EgressEnv, EgressLimits, Redactor};
 use crate::capability::{CappedPipe, FsBoundary, GUEST_WORKSPACE, Grant, build_wasi};
-use crate::protocol::{ErrorKind, ToolError, ToolOutcome, ToolOutput};
+use crate::protocol::{ErrorKind, NoOneToAsk, ToolError, ToolOutcome, ToolOutput};
 
 /// One call to make.
 #[derive(Clone)]
@@ -36,19 +37,34 @@ impl LoadedPlugin {
     /// Run `req` in a fresh instance and report how it ended; requests go
     /// out with the system resolver and TLS roots.
     pub fn call(&self, req: CallRequest<'_>) -> CallReport {
-        self.call_in(req, EgressEnv::system)
+        self.call_in(req, EgressEnv::system, None)
+    }
+
+    /// [`LoadedPlugin::call`], with `interaction` serving the call's
+    /// `warden:tool/interaction` (used only if its grant includes it).
+    pub fn call_interacting(
+        &self,
+        req: CallRequest<'_>,
+        interaction: Option<CallInteraction>,
+    ) -> CallReport {
+        self.call_in(req, EgressEnv::system, interaction)
     }
 
     /// [`LoadedPlugin::call`] with egress resolving and trusting as `env`
     /// says (a library caller's test resolver or CA; nothing a policy or
     /// the CLI can set).
     pub fn call_with(&self, req: CallRequest<'_>, env: &EgressEnv) -> CallReport {
-        self.call_in(req, || env.clone())
+        self.call_in(req, || env.clone(), None)
     }
 
     /// The call itself. `env` is asked for only when the grant has network
     /// access, so a call without it never sets up TLS roots.
-    fn call_in(&self, req: CallRequest<'_>, env: impl FnOnce() -> EgressEnv) -> CallReport {
+    fn call_in(
+        &self,
+        req: CallRequest<'_>,
+        env: impl FnOnce() -> EgressEnv,
+        interaction: Option<CallInteraction>,
+    ) -> CallReport {
         let started = Instant::now();
         let mut limits = req.limits.clone();
         limits.memory_bytes = limits.memory_bytes.min(MAX_MEMORY_BYTES);
@@ -87,6 +103,19 @@ impl LoadedPlugin {
                 if let Some(process) = &req.grant.process {
                     state.process = Some(ProcessCall::new(process.clone()));
                 }
+                if req.grant.interaction.is_some() {
+                    let setup = interaction.unwrap_or_else(|| CallInteraction {
+                        user: std::sync::Arc::new(NoOneToAsk(
+                            "no one can answer: this call was made without a user to ask".into(),
+                        )),
+                        notes: None,
+                    });
+                    state.interaction = Some(InteractionState {
+                        call_id: req.call_id.clone(),
+                        setup,
+                        report: InteractionReport::default(),
+                    });
+                }
                 if self.fans_out {
                     state.fan.workers = self.workers(&req, &stdout);
                 }
@@ -106,6 +135,9 @@ impl LoadedPlugin {
                 report.logs_dropped = state.record.logs_dropped;
                 report.progress = state.record.progress;
                 report.workers = state.fan.workers_run;
+                if let Some(interaction) = state.interaction {
+                    report.interaction = interaction.report;
+                }
                 if let Some(process) = state.process {
                     report.processes = process.uses;
                     report.processes_dropped = process.uses_dropped;

@@ -30,6 +30,8 @@ pub struct LinkProfile {
     pub http: bool,
     /// `warden:tool/process`, behind the process sandbox (0.2 and later).
     pub process: bool,
+    /// `warden:tool/interaction`: the plan, questions, memory (0.2.1 and later).
+    pub interaction: bool,
 }
 
 impl LinkProfile {
@@ -39,6 +41,7 @@ impl LinkProfile {
             filesystem: grant.filesystem.is_some() || !grant.extra_dirs.is_empty(),
             http: grant.network.is_some(),
             process: grant.process.is_some(),
+            interaction: grant.interaction.is_some(),
         }
     }
 }
@@ -69,6 +72,9 @@ pub fn linker_for(
             v0_2::host::add_to_linker::<CallState, HasSelf<CallState>>(&mut l, |s| s)?;
             if profile.process {
                 v0_2::process::add_to_linker::<CallState, HasSelf<CallState>>(&mut l, |s| s)?;
+            }
+            if profile.interaction {
+                v0_2::interaction::add_to_linker::<CallState, HasSelf<CallState>>(&mut l, |s| s)?;
             }
         }
     }
@@ -168,6 +174,7 @@ fn stub_unlinked(
             ImportClass::Filesystem => profile.filesystem,
             ImportClass::Http => profile.http,
             ImportClass::Process => profile.process,
+            ImportClass::Interaction => profile.interaction,
             ImportClass::Sockets | ImportClass::Unknown => false,
         };
         if linked {

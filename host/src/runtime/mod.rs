@@ -16,6 +16,8 @@ mod guest;
 mod guest_record;
 mod host_iface;
 mod instance;
+mod interaction_call;
+mod interaction_iface;
 mod link;
 mod memory;
 mod process_call;
@@ -39,6 +41,9 @@ pub use component::{
 pub use engine::{Instances, MAX_CONCURRENT_INSTANCES, TICK, WORKER_INSTANCES};
 pub use fan_out::{MAX_TASKS, parallelism};
 pub use guest::WitVersion;
+pub use interaction_call::{
+    AskRecord, CallInteraction, InteractionParty, InteractionReport, MAX_QUESTIONS,
+};
 pub use link::{LinkProfile, linker_for};
 pub use report::CallReport;
 pub use state::CallState;

@@ -8,6 +8,8 @@ use crate::capability::process::ProcessUse;
 use crate::capability::{BoundaryDenial, Exercised};
 use crate::protocol::ToolOutcome;
 
+use super::interaction_call::InteractionReport;
+
 /// What happened during a call.
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct CallReport {
@@ -44,6 +46,10 @@ pub struct CallReport {
     /// Worker instances the call ran through `fan-out` (their logs, file
     /// and network use and refusals are in this report).
     pub workers: u64,
+    /// What the call published, asked and kept through
+    /// `warden:tool/interaction`.
+    #[serde(skip_serializing_if = "InteractionReport::is_empty")]
+    pub interaction: InteractionReport,
     #[serde(with = "duration_ms")]
     pub duration: Duration,
 }
@@ -70,6 +76,7 @@ impl CallReport {
             processes: Vec::new(),
             processes_dropped: 0,
             workers: 0,
+            interaction: InteractionReport::default(),
             duration: Duration::ZERO,
         }
     }

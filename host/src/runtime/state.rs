@@ -16,6 +16,7 @@ use wasmtime_wasi_http::{WasiHttpCtx, WasiHttpCtxView, WasiHttpView};
 
 use super::guest::{GuestContext, GuestPre};
 use super::guest_record::GuestRecord;
+use super::interaction_call::InteractionState;
 use super::memory::MemoryBudget;
 use super::process_call::ProcessCall;
 use crate::base::{CANCEL_GRACE, CancelToken, Interrupt, Limits, ProgressSink};
@@ -40,6 +41,9 @@ pub struct CallState {
     pub(crate) fan: FanOutRole,
     /// The call's processes, when its grant includes them.
     pub(crate) process: Option<ProcessCall>,
+    /// The call's plan, questions and notes, when its grant includes
+    /// interaction (never in a worker).
+    pub(crate) interaction: Option<InteractionState>,
 }
 
 /// The WASI side of a store.
@@ -124,6 +128,7 @@ impl CallState {
             stderr,
             fan: FanOutRole::default(),
             process: None,
+            interaction: None,
         }
     }
 

@@ -1,8 +1,8 @@
-//! Generated guest bindings for `warden:tool@0.2.0`, kept out of the public
+//! Generated guest bindings for `warden:tool@0.2.1`, kept out of the public
 //! surface: plugin authors see [`crate::Tool`], never these types.
 
 wit_bindgen::generate!({
-    path: "../../wit/0.2.0",
+    path: "../../wit/0.2.1",
     world: "tool-plugin",
     export_macro_name: "__export_bindings",
     pub_export_macro: true,
@@ -12,6 +12,7 @@ wit_bindgen::generate!({
 
 pub use exports::warden::tool::plugin::Guest;
 pub use warden::tool::host;
+pub use warden::tool::interaction;
 pub use warden::tool::process;
 pub use warden::tool::types::{
     Annotations, CallContext, ErrorKind, ToolError, ToolOutput, ToolSpec,

@@ -42,6 +42,7 @@ mod context;
 mod error;
 #[cfg(feature = "http")]
 pub mod http;
+pub mod interaction;
 mod path;
 pub mod process;
 #[cfg(feature = "walk")]
@@ -56,7 +57,7 @@ pub use serde_json;
 pub use workers::{FanOutError, fan_out, is_worker, parallelism};
 
 /// The version of the WIT contract this SDK builds plugins against.
-pub const WIT_VERSION: &str = "0.2.0";
+pub const WIT_VERSION: &str = "0.2.1";
 
 /// Behaviour hints shown to the host. They inform scheduling and approval
 /// prompts; the host never relies on them for security.

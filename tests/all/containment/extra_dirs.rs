@@ -95,6 +95,7 @@ impl Extras {
                 policy: Some(&policy),
                 approval: None,
                 rationale: None,
+                interaction: None,
             },
         )
     }
@@ -436,6 +437,7 @@ fn an_extra_dir_named_through_a_symlink_is_known_by_that_name() {
             policy: Some(&policy),
             approval: None,
             rationale: None,
+            interaction: None,
         },
     );
     let found = &ok(&r).text;

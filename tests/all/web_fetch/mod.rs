@@ -68,6 +68,7 @@ pub fn fetch_approved(policy: &Policy, input: Value, approvals: Option<&Approval
             policy: Some(policy),
             approval: approvals,
             rationale: None,
+            interaction: None,
         },
     );
     assert_no_host_paths(&r.outcome.model_text(), &sb);

@@ -15,6 +15,7 @@ fn grant(access: FsAccess, protected: Option<PathGuard>, extra: Vec<DirGrant>) -
         extra_dirs: extra,
         network: None,
         process: None,
+        interaction: None,
     }
 }
 

@@ -4,6 +4,7 @@
 
 mod command_rules;
 mod commands;
+mod interaction;
 mod paths;
 mod precedence;
 mod process;
