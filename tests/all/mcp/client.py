@@ -229,9 +229,44 @@ async def reads(config):
         return {"seconds": time.monotonic() - started, "results": results}
 
 
+async def ask_user(config):
+    """ask_user answered through elicitation from config["answers"] (a
+    string is typed in, "decline" declines), then asked of a client that
+    cannot be asked."""
+    answers = list(config["answers"])
+    asked = []
+
+    async def elicit(context, params):
+        asked.append({"message": params.message, "schema": params.requested_schema})
+        answer = answers.pop(0)
+        if answer == "decline":
+            return types.ElicitResult(action="decline")
+        return types.ElicitResult(action="accept", content={"answer": answer})
+
+    question = {"question": "Which colour?", "choices": ["red", "blue"]}
+    results = []
+    async with connect(config, elicitation_callback=elicit) as session:
+        for _ in config["answers"]:
+            results.append(await call(session, "ask_user", question))
+    async with connect(config) as session:
+        unaskable = await call(session, "ask_user", question)
+    return {"asked": asked, "results": results, "unaskable": unaskable}
+
+
 SCENARIOS = {
     f.__name__: f
-    for f in [tour, approvals, no_elicitation, cancel, progress, gate, list_changed, roots, reads]
+    for f in [
+        tour,
+        approvals,
+        no_elicitation,
+        ask_user,
+        cancel,
+        progress,
+        gate,
+        list_changed,
+        roots,
+        reads,
+    ]
 }
 
 

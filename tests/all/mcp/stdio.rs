@@ -172,6 +172,54 @@ fn a_client_without_elicitation_is_never_asked_and_told_how_to_allow() {
 }
 
 #[test]
+fn ask_user_is_put_to_the_client_by_elicitation_and_unanswered_without_it() {
+    let setup = Setup::new("auto");
+    let config = with(
+        setup.stdio(home(), &[]),
+        json!({"answers": ["blue, the darker one", "decline"]}),
+    );
+    let seen = client("ask_user", config);
+    let asked = seen["asked"].as_array().unwrap();
+    assert_eq!(asked.len(), 2, "{seen}");
+    let message = asked[0]["message"].as_str().unwrap();
+    assert!(message.contains("Which colour?"), "{message}");
+    let hint = asked[0]["schema"]["properties"]["answer"]["description"]
+        .as_str()
+        .unwrap();
+    assert!(hint.contains("red | blue"), "{hint}");
+
+    let results = seen["results"].as_array().unwrap();
+    assert_eq!(results[0]["is_error"], false, "{seen}");
+    assert_eq!(
+        results[0]["structured"],
+        json!({"answered": true, "answer": "blue, the darker one"})
+    );
+    assert!(
+        results[0]["text"]
+            .as_str()
+            .unwrap()
+            .contains("The user answered: blue, the darker one")
+    );
+    assert_eq!(results[1]["structured"]["answered"], false, "{seen}");
+    assert!(
+        results[1]["text"]
+            .as_str()
+            .unwrap()
+            .starts_with("No one can answer this question"),
+        "{seen}"
+    );
+    let unaskable = &seen["unaskable"];
+    assert_eq!(unaskable["structured"]["answered"], false, "{seen}");
+    assert!(
+        unaskable["text"]
+            .as_str()
+            .unwrap()
+            .contains("No one can answer"),
+        "{seen}"
+    );
+}
+
+#[test]
 fn a_cancelled_call_stops_its_guest_and_is_recorded_cancelled() {
     let setup = Setup::new("auto");
     let home = home();
