@@ -114,7 +114,13 @@ fn the_python_plugin_installs_and_counts_a_workspace_file_under_a_policy() {
     // Least privilege: it reads the workspace and declares nothing else.
     assert_eq!(
         report["capabilities"]["declared"],
-        json!({"filesystem": "read", "network": [], "processes": false}),
+        json!({
+            "filesystem": "read",
+            "interaction": false,
+            "memory": false,
+            "network": [],
+            "processes": false
+        }),
         "{report}"
     );
     assert_eq!(meta["tools"][0]["name"], "word_count", "{report}");
