@@ -172,6 +172,7 @@ fn bench(c: &mut Criterion) {
         }),
         extra_dirs: Vec::new(),
         process: None,
+        interaction: None,
     };
 
     let mut group = c.benchmark_group("per_call");
