@@ -38,8 +38,28 @@ pub(super) fn with_call_cancel<R>(cancel: &CancelToken, f: impl FnOnce() -> R) -
 }
 
 /// The cancel token of the call running on this thread (a fresh one off it).
-pub(super) fn call_cancel() -> CancelToken {
+fn call_cancel() -> CancelToken {
     CALL_CANCEL.with(|c| c.borrow().clone()).unwrap_or_default()
+}
+
+/// Puts `params` to the client and waits for its answer: `None` when the
+/// call running on this thread is cancelled first; a timeout error past
+/// [`ANSWER_TIMEOUT`].
+pub(super) fn elicit(
+    peer: &Peer<RoleServer>,
+    runtime: &tokio::runtime::Handle,
+    params: ElicitRequestParams,
+) -> Option<Result<ElicitResult, rmcp::ServiceError>> {
+    let cancel = call_cancel();
+    runtime.block_on(async {
+        tokio::select! {
+            r = peer.create_elicitation(params) => Some(r),
+            _ = cancel.cancelled() => None,
+            _ = tokio::time::sleep(ANSWER_TIMEOUT) => Some(Err(rmcp::ServiceError::Timeout {
+                timeout: ANSWER_TIMEOUT,
+            })),
+        }
+    })
 }
 
 /// Who answers asks (and the agent's questions, see `ask.rs`) in one MCP
@@ -79,20 +99,10 @@ impl Approver for McpApprover {
             McpApprover::Nobody { why } => return refuse(why),
             McpApprover::Client { peer, runtime } => (peer, runtime),
         };
-        let cancel = CALL_CANCEL.with(|c| c.borrow().clone()).unwrap_or_default();
         let Some(params) = question(req) else {
             return refuse("the approval form could not be built");
         };
-        let answer = runtime.block_on(async {
-            tokio::select! {
-                r = peer.create_elicitation(params) => Some(r),
-                _ = cancel.cancelled() => None,
-                _ = tokio::time::sleep(ANSWER_TIMEOUT) => Some(Err(rmcp::ServiceError::Timeout {
-                    timeout: ANSWER_TIMEOUT,
-                })),
-            }
-        });
-        match answer {
+        match elicit(peer, runtime, params) {
             None => refuse("the call was cancelled before the client answered"),
             Some(Err(e)) => refuse(&format!("the client could not be asked ({e})")),
             Some(Ok(answer)) => match read_answer(&answer) {

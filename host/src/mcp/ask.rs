@@ -9,7 +9,7 @@
 use rmcp::model::{ElicitRequestParams, ElicitResult, ElicitationAction, ElicitationSchema};
 use serde_json::json;
 
-use super::approve::{ANSWER_TIMEOUT, McpApprover, call_cancel};
+use super::approve::{McpApprover, elicit};
 use crate::protocol::{AskAnswer, Interaction, PlanStep, Question};
 
 impl Interaction for McpApprover {
@@ -24,17 +24,7 @@ impl Interaction for McpApprover {
         let Some(params) = form(question) else {
             return unanswered("the question form could not be built".into());
         };
-        let cancel = call_cancel();
-        let answer = runtime.block_on(async {
-            tokio::select! {
-                r = peer.create_elicitation(params) => Some(r),
-                _ = cancel.cancelled() => None,
-                _ = tokio::time::sleep(ANSWER_TIMEOUT) => Some(Err(rmcp::ServiceError::Timeout {
-                    timeout: ANSWER_TIMEOUT,
-                })),
-            }
-        });
-        match answer {
+        match elicit(peer, runtime, params) {
             None => unanswered("the call was cancelled before the user answered".into()),
             Some(Err(e)) => unanswered(format!("the client could not be asked ({e})")),
             Some(Ok(answer)) => read(&answer),
