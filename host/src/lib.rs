@@ -11,19 +11,22 @@
 //! 3. [`protocol`]: the tool protocol's pure types.
 //! 4. [`capability`]: what a plugin declares, what a call is granted, and
 //!    how a grant becomes WASI, egress and processes.
-//! 5. [`policy`]: policy files, decisions, and a call's grant (the
+//! 5. [`overlay`]: a run's copy-on-write layer over the workspace:
+//!    how it is mounted and what it changed (`warden run --review`,
+//!    `warden review`).
+//! 6. [`policy`]: policy files, decisions, and a call's grant (the
 //!    declared needs intersected with the policy's).
-//! 6. [`runtime`]: the engine, components, linkers, one call in a fresh
+//! 7. [`runtime`]: the engine, components, linkers, one call in a fresh
 //!    instance, fan-out.
-//! 7. [`plugin`]: built-ins, the catalog, installation, inspection.
-//! 8. [`approval`]: asking the user; session grants.
-//! 9. [`pipeline`]: one call end to end: validate, decide, approve, run.
-//! 10. [`audit`]: the hash-chained log of every decision and call.
-//! 11. [`provider`]: model APIs.
-//! 12. [`agent`]: the turn loop, its scheduler and sessions.
-//! 13. [`config`]: the user's settings file.
-//! 14. [`mcp`]: the tools served over the Model Context Protocol.
-//! 15. [`cli`]: the `warden` command.
+//! 8. [`plugin`]: built-ins, the catalog, installation, inspection.
+//! 9. [`approval`]: asking the user; session grants.
+//! 10. [`pipeline`]: one call end to end: validate, decide, approve, run.
+//! 11. [`audit`]: the hash-chained log of every decision and call.
+//! 12. [`provider`]: model APIs.
+//! 13. [`agent`]: the turn loop, its scheduler and sessions.
+//! 14. [`config`]: the user's settings file.
+//! 15. [`mcp`]: the tools served over the Model Context Protocol.
+//! 16. [`cli`]: the `warden` command.
 
 pub mod agent;
 pub mod approval;
@@ -34,6 +37,7 @@ pub mod cli;
 pub mod config;
 pub mod home;
 pub mod mcp;
+pub mod overlay;
 pub mod pipeline;
 pub mod plugin;
 pub mod policy;

@@ -16,7 +16,9 @@ mod writer;
 
 pub use anchor::{Anchor, anchor_path, read_anchor};
 pub use log::{AuditError, AuditLog, RECORD_ROOM};
-pub use record::{AuditEvent, AuditRecord, CallAudit, ExercisedAudit, GENESIS, redact};
+pub use record::{
+    AppliedFile, AuditEvent, AuditRecord, CallAudit, ExercisedAudit, GENESIS, redact,
+};
 pub use verify::{AnchorCheck, Broken, Verification, verify};
 
 use crate::home::Home;

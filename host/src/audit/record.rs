@@ -66,6 +66,49 @@ pub enum AuditEvent {
     },
     /// One tool call: the decision, the grant, and what came of it.
     ToolCall(Box<CallAudit>),
+    /// `warden run --review` made an overlay: the run's writes go there.
+    OverlayCreated {
+        overlay: String,
+        workspace: String,
+        policy: String,
+    },
+    /// `warden review apply` copied files from an overlay into the
+    /// workspace.
+    OverlayApplied {
+        overlay: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        session_id: Option<String>,
+        workspace: String,
+        files: Vec<AppliedFile>,
+        /// Whether `--force` overrode a conflict with the workspace.
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        forced: bool,
+    },
+    /// `warden review discard` (or `clean`) deleted an overlay unapplied.
+    OverlayDiscarded {
+        overlay: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        session_id: Option<String>,
+        workspace: String,
+        /// How many changed paths it held.
+        changes: u64,
+        /// `discard` or `clean` (by age).
+        by: String,
+    },
+}
+
+/// One path `warden review apply` wrote into the workspace.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AppliedFile {
+    /// Relative to the workspace.
+    pub path: String,
+    /// `added`, `modified`, `deleted`, `renamed` (from `from`).
+    pub change: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub from: Option<String>,
+    /// sha256 of the content written (none for a deletion or a directory).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sha256: Option<String>,
 }
 
 /// One tool call's audit record.

@@ -160,7 +160,11 @@ fn show(
         };
         let (s, t) = match &r.event {
             AuditEvent::ToolCall(c) => (c.session_id.as_deref(), Some(c.tool.as_str())),
-            AuditEvent::PluginInstalled { .. } | AuditEvent::PluginRemoved { .. } => (None, None),
+            AuditEvent::OverlayApplied { session_id, .. }
+            | AuditEvent::OverlayDiscarded { session_id, .. } => (session_id.as_deref(), None),
+            AuditEvent::PluginInstalled { .. }
+            | AuditEvent::PluginRemoved { .. }
+            | AuditEvent::OverlayCreated { .. } => (None, None),
         };
         recent
             && session.is_none_or(|want| s == Some(want))
@@ -219,6 +223,24 @@ fn show(
             AuditEvent::PluginRemoved { name, sha256, .. } => {
                 format!("remove {name} sha256 {}", short(sha256))
             }
+            AuditEvent::OverlayCreated {
+                overlay, workspace, ..
+            } => format!("overlay {overlay} created over {workspace}"),
+            AuditEvent::OverlayApplied {
+                overlay,
+                files,
+                forced,
+                ..
+            } => {
+                let forced = if *forced { " (forced)" } else { "" };
+                format!("overlay {overlay} applied: {} files{forced}", files.len())
+            }
+            AuditEvent::OverlayDiscarded {
+                overlay,
+                changes,
+                by,
+                ..
+            } => format!("overlay {overlay} discarded by {by}: {changes} changes"),
             AuditEvent::ToolCall(c) => {
                 let by = c
                     .decision
