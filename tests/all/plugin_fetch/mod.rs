@@ -4,6 +4,7 @@
 
 mod http;
 mod oci;
+mod oci_redirects;
 mod oci_refusals;
 mod registry;
 mod url;

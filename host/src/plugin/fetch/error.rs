@@ -47,6 +47,8 @@ pub enum FetchError {
     Unauthorized { reference: String },
     #[error("{what} is larger than the {cap} MiB cap on downloads; nothing was installed")]
     TooLarge { what: String, cap: u64 },
+    #[error("{what} is larger than the {cap_kib} KiB cap on manifests; nothing was installed")]
+    ManifestTooLarge { what: String, cap_kib: u64 },
     #[error(
         "{what} was cut short: {got} of {expected} bytes arrived; try again, nothing was installed"
     )]

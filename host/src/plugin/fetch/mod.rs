@@ -6,7 +6,8 @@
 //! records and a later install of the same reference must match; every
 //! download is capped ([`MAX_DOWNLOAD`]) and read as a stream that stops at
 //! the cap, and the whole fetch is time-limited ([`FETCH_TIMEOUT`]); plain
-//! `http` needs `--allow-http`; a URL is never followed to another host.
+//! `http` needs `--allow-http`; a download (a URL, an OCI manifest or
+//! layer) is never followed to another host.
 //! Fetching writes nothing: the bytes then take the same install path as a
 //! local file (validation, bill of materials, trust, lockfile).
 
@@ -15,6 +16,7 @@ mod layout;
 mod oci;
 mod push;
 mod read;
+mod registry_get;
 mod source;
 mod url;
 

@@ -1,18 +1,18 @@
 //! `warden plugin install oci://HOST/REPO:TAG`: the manifest (pinned by
-//! digest when the reference or the lockfile names one), checked for the
-//! Wasm component layout, then its one layer, capped and checked against
-//! the layer digest.
+//! digest when the reference or the lockfile names one, capped), checked
+//! for the Wasm component layout, then its one layer, capped and checked
+//! against the layer digest; both read without following a redirect to
+//! another host (`registry_get`).
 
 use std::time::Duration;
 
 use oci_client::client::{ClientConfig, ClientProtocol};
 use oci_client::errors::OciDistributionError;
 use oci_client::manifest::OciImageManifest;
-use oci_client::secrets::RegistryAuth;
 use oci_client::{Client, Reference};
 
 use super::layout::{CONFIG_MEDIA_TYPE, LAYER_MEDIA_TYPE, MANIFEST_MEDIA_TYPE, not_a_component};
-use super::read::read_capped;
+use super::registry_get::RegistryGet;
 use super::source::oci_source;
 use super::url::chain;
 use super::{FetchError, FetchOptions, Fetched, Origin, oci_digest};
@@ -49,12 +49,11 @@ pub(super) async fn fetch(
         ),
         _ => reference.clone(),
     };
-    let client = client(opts.allow_http);
-    let auth = RegistryAuth::Anonymous;
-    let (raw, _) = client
-        .pull_manifest_raw(&by, &auth, &[MANIFEST_MEDIA_TYPE])
-        .await
-        .map_err(|e| registry_error(&shown, e, opts.allow_http))?;
+    let registry = RegistryGet::open(&client(opts.allow_http), &by, &shown, opts).await?;
+    let tag_or_digest = by.digest().or(by.tag()).unwrap_or("latest");
+    let raw = registry
+        .manifest(tag_or_digest, MANIFEST_MEDIA_TYPE)
+        .await?;
     let served = oci_digest(&raw);
     for pin in [reference.digest(), pinned].into_iter().flatten() {
         if pin != served {
@@ -106,11 +105,7 @@ pub(super) async fn fetch(
             cap: opts.max_bytes / (1024 * 1024),
         });
     }
-    let blob = client
-        .pull_blob_stream(&by, layer)
-        .await
-        .map_err(|e| registry_error(&shown, e, opts.allow_http))?;
-    let wasm = read_capped(blob.stream, &what, opts.max_bytes, Some(size)).await?;
+    let wasm = registry.blob(&layer.digest, size, &what).await?;
     let got = oci_digest(&wasm);
     if got != layer.digest {
         return Err(FetchError::DigestMismatch {

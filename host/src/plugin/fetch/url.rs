@@ -41,6 +41,16 @@ fn redirect_policy(allow_http: bool) -> Policy {
     })
 }
 
+/// The client every download goes through: same-host redirects only, at
+/// most [`MAX_REDIRECTS`], plain `http` only when allowed.
+pub(super) fn http_client(allow_http: bool) -> Result<reqwest::Client, FetchError> {
+    reqwest::Client::builder()
+        .redirect(redirect_policy(allow_http))
+        .connect_timeout(Duration::from_secs(15))
+        .build()
+        .map_err(|e| FetchError::Network(format!("cannot set up the HTTP client: {e}")))
+}
+
 pub(super) async fn fetch(
     url: &reqwest::Url,
     sha256: &str,
@@ -52,11 +62,7 @@ pub(super) async fn fetch(
         "http" if opts.allow_http => {}
         _ => return Err(FetchError::PlainHttp { url: shown }),
     }
-    let client = reqwest::Client::builder()
-        .redirect(redirect_policy(opts.allow_http))
-        .connect_timeout(Duration::from_secs(15))
-        .build()
-        .map_err(|e| FetchError::Network(format!("cannot set up the HTTP client: {e}")))?;
+    let client = http_client(opts.allow_http)?;
     let response = client
         .get(url.clone())
         .send()
@@ -95,7 +101,7 @@ pub(super) async fn fetch(
 }
 
 /// The typed error for a request that failed before a response.
-fn request_error(url: &str, e: &reqwest::Error) -> FetchError {
+pub(super) fn request_error(url: &str, e: &reqwest::Error) -> FetchError {
     let mut source = e.source();
     while let Some(s) = source {
         if let Some(refused) = s.downcast_ref::<RedirectRefused>() {
