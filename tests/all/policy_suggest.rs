@@ -228,6 +228,21 @@ fn a_suggested_policy_allows_the_recorded_run_again_passes_its_tests_and_denies_
         "the same calls, decided the same way\n{text}"
     );
 
+    let (code, out, err) = cli(
+        home.path(),
+        &["policy", "suggest", "--audit", "--since", "1h", "--json"],
+    );
+    assert_eq!(code, Some(0), "{out}{err}");
+    let docs = crate::json_schemas::assert_valid("policy-suggest.schema.json", &out);
+    assert_eq!(docs[0]["summary"]["calls"], 16, "both runs' calls: {out}");
+    assert!(
+        docs[0]["summary"]["source"]
+            .as_str()
+            .unwrap()
+            .starts_with("the audit log since"),
+        "{out}"
+    );
+
     for (tool, input) in [
         ("read_file", json!({"path": "README.md"})),
         ("read_file", json!({"path": "src/../../outside.txt"})),
