@@ -41,11 +41,13 @@ pub struct RecordedCall {
     pub wrote: bool,
     /// Destinations it reached, `scheme://host:port`.
     pub network: Vec<String>,
-    /// Toolchain directories and variables its process grant had.
+    /// Toolchain directories its process grant had.
     pub toolchains: Vec<String>,
+    /// Variables its process grant passed through.
     pub process_env: Vec<String>,
-    /// How long it ran and how much output it made.
+    /// How long it ran.
     pub duration_ms: u64,
+    /// How much output it made.
     pub output_bytes: u64,
 }
 
@@ -56,8 +58,9 @@ pub struct SuggestRequest {
     pub name: String,
     /// Where the calls came from, for the header (`session 1a2b…`).
     pub source: String,
-    /// When, RFC 3339, and by which Warden version.
+    /// When, RFC 3339.
     pub generated_at: String,
+    /// The Warden version generating it.
     pub version: String,
     /// The calls, in log order.
     pub calls: Vec<RecordedCall>,
@@ -77,19 +80,28 @@ pub struct Suggestion {
 /// The structured summary of a [`Suggestion`] (`--json`).
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct SuggestSummary {
+    /// The policy's name.
     pub name: String,
+    /// Where the calls came from.
     pub source: String,
+    /// How many calls were read.
     pub calls: usize,
+    /// What each tool called is allowed.
     pub tools: Vec<ToolSummary>,
+    /// The calls left out, and why.
     pub not_allowed: Vec<NotAllowed>,
+    /// Test cases expecting `allow`: the distinct calls allowed again.
     pub allow_tests: usize,
+    /// Test cases expecting `deny`: probes just outside.
     pub deny_tests: usize,
 }
 
 /// What the suggestion allows one tool.
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct ToolSummary {
+    /// The tool's name.
     pub tool: String,
+    /// Its plugin, when recorded.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub plugin: Option<String>,
     /// Calls of it that the suggestion allows again.
@@ -107,8 +119,11 @@ pub struct ToolSummary {
 /// A recorded call the suggestion does not allow, and why.
 #[derive(Debug, Clone, Serialize)]
 pub struct NotAllowed {
+    /// The tool called.
     pub tool: String,
+    /// Its input as recorded.
     pub arguments: Value,
+    /// Why the suggestion does not allow it.
     pub reason: String,
 }
 
