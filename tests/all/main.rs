@@ -43,6 +43,7 @@ mod plugin_refusals;
 mod plugin_trust;
 mod plugins;
 mod policy_cli;
+mod policy_suggest;
 mod private_state;
 mod process_sandbox;
 mod progress_display;

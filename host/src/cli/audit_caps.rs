@@ -140,7 +140,7 @@ fn judge(t: &mut ToolCaps) {
 /// A request the egress layer recorded, as the rule that allows exactly its
 /// destination: `scheme://host:port` (the recorded host already has an IPv6
 /// address in brackets).
-fn destination(n: &NetworkUse) -> String {
+pub(super) fn destination(n: &NetworkUse) -> String {
     format!("{}://{}:{}", n.scheme.as_str(), n.host, n.port)
 }
 

@@ -61,7 +61,7 @@ pub fn run(cmd: AuditCommand) -> Exit {
 }
 
 /// The records that parse, in order (verification is `verify`'s job).
-fn records(bytes: &[u8]) -> Vec<AuditRecord> {
+pub(super) fn records(bytes: &[u8]) -> Vec<AuditRecord> {
     bytes
         .split(|&b| b == b'\n')
         .filter_map(|l| serde_json::from_slice(l).ok())

@@ -21,6 +21,7 @@ mod plugin_list;
 mod plugin_view;
 mod policy_cmd;
 mod policy_explain;
+mod policy_suggest;
 mod progress;
 mod redact_events;
 mod render;
@@ -96,7 +97,7 @@ pub enum Command {
     /// Make, build, install, update, push, list, inspect and remove plugins.
     #[command(subcommand)]
     Plugin(PluginCommand),
-    /// List, check and explain policies.
+    /// List, check, explain and suggest policies.
     #[command(subcommand)]
     Policy(PolicyCommand),
     /// Serve the tools to MCP clients (Claude Code, Codex, Cursor, VS Code), over stdio or HTTP.
@@ -140,6 +141,33 @@ pub enum PolicyCommand {
         /// The call's input as JSON.
         #[arg(long, short = 'i', default_value = "{}")]
         input: String,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Write the narrowest policy that would have allowed exactly what a run did.
+    Suggest {
+        /// The session to learn from (see `warden sessions list`).
+        #[arg(long, value_name = "SESSION", group = "source")]
+        from: Option<String>,
+        /// Learn from the latest session.
+        #[arg(long, group = "source")]
+        last: bool,
+        /// Learn from every call in the audit log since --since.
+        #[arg(long, group = "source", requires = "since")]
+        audit: bool,
+        /// With --audit: a duration back from now (2h, 30min) or a time (RFC 3339).
+        #[arg(long, value_name = "WHEN", requires = "audit")]
+        since: Option<String>,
+        /// Write the policy here instead of to stdout; an existing file needs --force.
+        #[arg(long, short = 'o', value_name = "FILE")]
+        output: Option<PathBuf>,
+        /// Replace an existing --output file.
+        #[arg(long)]
+        force: bool,
+        /// The policy's name [default: suggested-SESSION].
+        #[arg(long)]
+        name: Option<String>,
+        /// The policy and a summary of what it allows, as JSON.
         #[arg(long)]
         json: bool,
     },

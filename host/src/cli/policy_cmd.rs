@@ -4,6 +4,7 @@ use std::path::Path;
 
 use serde_json::json;
 
+use super::policy_suggest::{self, Source, SuggestArgs};
 use super::{Exit, PolicyCommand, fail, open_catalog, policy_explain};
 use crate::base::Limits;
 use crate::capability::FsAccess;
@@ -24,6 +25,37 @@ pub fn run(cmd: PolicyCommand) -> Exit {
             input,
             json,
         } => explain(policy.as_deref(), &tool, &input, json),
+        PolicyCommand::Suggest {
+            from,
+            last,
+            audit: _,
+            since,
+            output,
+            force,
+            name,
+            json,
+        } => {
+            let source = match (from, last, since) {
+                (Some(id), _, _) => Source::Session(id),
+                (None, true, _) => Source::Last,
+                (None, false, Some(since)) => Source::Since(since),
+                (None, false, None) => {
+                    return fail(
+                        json,
+                        Exit::Usage,
+                        "say which calls to learn from: --from SESSION, --last, or --audit --since WHEN",
+                    );
+                }
+            };
+            policy_suggest::run(SuggestArgs {
+                source,
+                output,
+                force,
+                name,
+                json,
+                known_tools,
+            })
+        }
     }
 }
 

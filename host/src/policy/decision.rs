@@ -23,6 +23,10 @@ pub enum Mode {
     AutoEdit,
     /// Every call runs, within its grant.
     Auto,
+    /// Only what a rule allows runs: every other call is denied, read-only
+    /// tools included. For policies that list exactly what an unattended
+    /// run may do (`warden policy suggest`).
+    AllowList,
 }
 
 impl Mode {
@@ -33,6 +37,7 @@ impl Mode {
             Mode::Ask => "ask",
             Mode::AutoEdit => "auto-edit",
             Mode::Auto => "auto",
+            Mode::AllowList => "allow-list",
         }
     }
 
@@ -55,6 +60,10 @@ impl Mode {
                 Some("auto-edit mode: tools that reach the network need approval"),
             ),
             Mode::Auto => (Verdict::Allow, None),
+            Mode::AllowList => (
+                Verdict::Deny,
+                Some("allow-list mode: only calls a rule allows may run"),
+            ),
         }
     }
 }

@@ -25,6 +25,7 @@ mod outright;
 mod process;
 mod protected;
 mod rule;
+pub mod suggest;
 
 #[cfg(test)]
 mod tests;

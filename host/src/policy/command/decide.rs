@@ -234,6 +234,10 @@ fn unmatched(mode: Mode) -> (Verdict, Option<&'static str>) {
             Some("auto-edit mode: commands no rule allows need approval"),
         ),
         Mode::Auto => (Verdict::Allow, None),
+        Mode::AllowList => (
+            Verdict::Deny,
+            Some("allow-list mode: only commands a rule allows may run"),
+        ),
     }
 }
 

@@ -14,6 +14,7 @@
 mod analyze;
 mod decide;
 mod hazard;
+mod needs;
 mod options;
 mod parse;
 mod redirect;
@@ -30,6 +31,7 @@ use super::{DecidedBy, Verdict};
 use crate::protocol::Annotations;
 
 pub(super) use hazard::is_name;
+pub use needs::{CommandNeed, allow_needs};
 pub use rules::CommandMatch;
 pub(super) use rules::{CommandRules, SpannedList, compile, covers, same_commands};
 

@@ -277,6 +277,7 @@ fn an_unmatched_command_is_allowed_only_in_auto_mode() {
         ("ask", Verdict::Ask),
         ("auto-edit", Verdict::Ask),
         ("auto", Verdict::Allow),
+        ("allow-list", Verdict::Deny),
     ] {
         let p = with_mode(mode);
         let d = shell(&p, "npm install");
@@ -292,6 +293,10 @@ fn an_unmatched_command_is_allowed_only_in_auto_mode() {
     let ro = with_mode("read-only");
     assert_eq!(verdict(&ro, "cat a > b"), Verdict::Deny);
     assert_eq!(verdict(&ro, "echo $(ls)"), Verdict::Deny);
+    assert_eq!(
+        verdict(&with_mode("allow-list"), "cat a > b"),
+        Verdict::Deny
+    );
     assert_eq!(verdict(&ro, "ls | wc -l"), Verdict::Allow);
     // An explicit rule still decides.
     assert_eq!(verdict(&ro, "make"), Verdict::Ask);

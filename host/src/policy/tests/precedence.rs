@@ -99,6 +99,7 @@ fn each_mode_falls_back_on_annotations() {
         ("ask", [Allow, Ask, Ask]),
         ("auto-edit", [Allow, Allow, Ask]),
         ("auto", [Allow, Allow, Allow]),
+        ("allow-list", [Deny, Deny, Deny]),
     ];
     for (mode, expected) in table {
         let p = policy(&format!("name = 'p'\nmode = '{mode}'\n"));
