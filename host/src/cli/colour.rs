@@ -42,12 +42,15 @@ impl Style {
 }
 
 static STDERR_STYLED: OnceLock<bool> = OnceLock::new();
+static STDOUT_STYLED: OnceLock<bool> = OnceLock::new();
 
 /// Decide once, for the process, whether stderr is styled.
 pub fn choose(when: ColorWhen) {
     let env = |name: &str| std::env::var_os(name);
     let styled = styled(when, std::io::stderr().is_terminal(), &env);
     let _ = STDERR_STYLED.set(styled);
+    let out = self::styled(when, std::io::stdout().is_terminal(), &env);
+    let _ = STDOUT_STYLED.set(out);
 }
 
 /// Whether stderr takes styles (false until [`choose`] ran).
@@ -58,6 +61,15 @@ pub fn stderr_styled() -> bool {
 /// `text` in `style` when stderr takes styles, else as it is.
 pub fn paint(style: Style, text: &str) -> String {
     if stderr_styled() {
+        format!("\x1b[{}m{text}\x1b[0m", style.code())
+    } else {
+        text.to_string()
+    }
+}
+
+/// `text` in `style` when stdout takes styles (a diff on a terminal).
+pub fn paint_out(style: Style, text: &str) -> String {
+    if STDOUT_STYLED.get().copied().unwrap_or(false) {
         format!("\x1b[{}m{text}\x1b[0m", style.code())
     } else {
         text.to_string()

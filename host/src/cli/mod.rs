@@ -25,6 +25,8 @@ mod policy_suggest;
 mod progress;
 mod redact_events;
 mod render;
+mod review_cmd;
+mod review_show;
 mod run_cmd;
 mod self_confine;
 mod sessions_cmd;
@@ -40,6 +42,7 @@ pub use limit_args::LimitArgs;
 pub use mcp_cmd::McpArgs;
 pub use memory_cmd::MemoryCommand;
 pub use plugin_cmd::{InstallArgs, PluginCommand};
+pub use review_cmd::{ReviewArgs, ReviewCommand};
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -85,6 +88,8 @@ pub enum Command {
     /// List and show saved agent sessions.
     #[command(subcommand)]
     Sessions(SessionsCommand),
+    /// Show, apply or discard the changes a `run --review` kept aside; list and clean overlays.
+    Review(ReviewArgs),
     /// Show, edit or clear the agent's memory notes for a workspace.
     #[command(subcommand)]
     Memory(MemoryCommand),
@@ -372,7 +377,8 @@ pub enum Exit {
     Usage = 2,
     /// The call was denied; for `plugin install` and `plugin approve`, the
     /// plugin was refused (an import/declaration mismatch under `--strict`,
-    /// or more capabilities than before, not confirmed).
+    /// or more capabilities than before, not confirmed); for `review apply`,
+    /// a path changed in the workspace since the run started.
     Denied = 3,
     /// The call was cancelled.
     Cancelled = 4,
@@ -423,6 +429,7 @@ pub fn run(cli: Cli) -> Exit {
         Command::Audit(cmd) => audit_cmd::run(cmd),
         Command::Mcp(args) => mcp_cmd::run(args, verbosity),
         Command::Memory(cmd) => memory_cmd::run(cmd),
+        Command::Review(args) => review_cmd::run(args),
         Command::Completions { shell } => shell_help::completions(shell),
         Command::Man { out_dir } => shell_help::man(out_dir.as_deref()),
     }

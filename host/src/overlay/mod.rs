@@ -22,6 +22,13 @@
 //! The format is the kernel's, so a run killed half-way leaves an overlay
 //! that can still be reviewed.
 
+pub mod apply;
+mod beneath;
+pub mod changes;
 mod layout;
+mod remove;
+mod status;
 
+pub use changes::{Change, ChangeKind, Changes, ChangesError, Content, Node, Side};
 pub use layout::{Overlay, OverlayError, OverlayMeta, OverlayState, overlays_dir};
+pub use status::RunStatus;
