@@ -23,5 +23,10 @@
 //! that can still be reviewed.
 
 mod layout;
+#[allow(unsafe_code)]
+mod mount;
+mod size;
 
 pub use layout::{Overlay, OverlayError, OverlayMeta, OverlayState, overlays_dir};
+pub use mount::{check_placement, mount_over};
+pub use size::{RUN_CAP, TOTAL_CAP, check_total, tree_bytes};
