@@ -51,6 +51,7 @@ mod protected_metadata;
 mod protected_paths;
 mod providers;
 mod python_plugin;
+mod review_run;
 mod search_tools;
 mod secret_redaction;
 mod shell_tool;
