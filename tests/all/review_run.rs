@@ -33,7 +33,7 @@ enabled = true
 [[rule]]
 name = "these-commands-run"
 decision = "allow"
-commands = ["printf", "rm", "mv", "mkdir", "cat", "python3", "echo"]
+commands = ["printf", "rm", "mv", "mkdir", "cat", "python3", "echo", "tail"]
 writes = ["**"]
 "#;
 
@@ -168,7 +168,7 @@ fn tool_text(home: &Path, session: &str, id: &str) -> String {
 
 const SHELL_CHANGES: &str = "printf 'made by %s\\n' sh > sh_new.txt; printf 'more\\n' >> c.txt; \
     rm sh_gone.txt; mv sh_ren.txt sh_renamed.txt; mkdir sh_dir; mv sub sub_moved; \
-    python3 -c \"open('.g' + 'it/config', 'a').write('x')\" 2>/dev/null || echo protected-refused";
+    python3 -c \"open('.g' + 'it/config', 'a').write('x')\" 2>&1 | tail -n 1; echo protected-checked";
 
 #[test]
 fn every_write_of_a_reviewed_run_lands_in_the_overlay_and_the_workspace_is_untouched() {
@@ -229,6 +229,10 @@ fn every_write_of_a_reviewed_run_lands_in_the_overlay_and_the_workspace_is_untou
         "{results:?} {decisions:?} {stderr}"
     );
     assert!(!stderr.contains("could not confine"), "{stderr}");
+    crate::json_schemas::assert_valid(
+        "run-event.schema.json",
+        &String::from_utf8_lossy(&out.stdout),
+    );
 
     assert_eq!(snapshot(s.ws.path()), before, "the workspace changed");
 
@@ -260,7 +264,12 @@ fn every_write_of_a_reviewed_run_lands_in_the_overlay_and_the_workspace_is_untou
         .to_string();
     assert_eq!(overlay.meta().session_id.as_deref(), Some(session.as_str()));
     let home = s.home.path();
-    assert!(tool_text(home, &session, "s1").contains("protected-refused"));
+    let refused = tool_text(home, &session, "s1");
+    assert!(refused.contains("protected-checked"), "{refused}");
+    assert!(
+        refused.contains("Read-only file system") || refused.contains("Permission denied"),
+        "{refused}"
+    );
     assert!(tool_text(home, &session, "r1").contains("made by sh"));
     let cat = tool_text(home, &session, "r2");
     for seen in ["changed a", "let x = new;", "raw wasi"] {
