@@ -16,6 +16,10 @@
 //!   (one walk of the small workspace) before its first such open.
 //! - `write_file/64kib`: the built-in `write_file` truncating a file and
 //!   writing 64 KiB through a stream (what the write quota adds).
+//! - `write_file_review/*`: `write_file` of 64 KiB, and over an existing
+//!   1 MiB file (a copy-up under the overlay), into a workspace written
+//!   directly and into one overlaid as `warden run --review` does it (the
+//!   mount is made in `main`, before criterion starts a thread).
 //! - `hard_link_walk/*`: one read under unreadable protected paths in a
 //!   workspace of 10,000 files, of a file with one name and of one with
 //!   two: the difference is the walk that finds the protected files' links.
@@ -25,7 +29,7 @@
 use std::hint::black_box;
 use std::process::Command;
 
-use criterion::{Criterion, criterion_group, criterion_main};
+use criterion::{Criterion, criterion_group};
 use warden::base::{CancelToken, Limits};
 use warden::capability::{FsAccess, FsGrant, Grant, PathGuard, ProtectedReads};
 use warden::home::Home;
@@ -238,6 +242,7 @@ fn bench_protected_paths(c: &mut Criterion, catalog: &Catalog, ws: &std::path::P
     }
     group.finish();
     bench_write_file(c, catalog, &grant(Some(PathGuard::defaults())));
+    bench_write_file_review(c, catalog);
     bench_hard_link_walk(c, &hostile, unreadable);
 }
 
@@ -325,5 +330,99 @@ fn bench_hard_link_walk(c: &mut Criterion, hostile: &LoadedPlugin, guard: PathGu
     group.finish();
 }
 
+/// The two workspaces of `write_file_review`: written directly, and
+/// overlaid (when the machine can).
+struct ReviewWorkspaces {
+    direct: tempfile::TempDir,
+    overlaid: Option<tempfile::TempDir>,
+    _home: tempfile::TempDir,
+}
+
+static REVIEW: std::sync::OnceLock<ReviewWorkspaces> = std::sync::OnceLock::new();
+
+/// Overlay one workspace for this whole process, as `warden run --review`
+/// does: while it has one thread.
+fn overlay_workspaces() -> ReviewWorkspaces {
+    let home = tempfile::tempdir().unwrap();
+    let direct = tempfile::tempdir().unwrap();
+    let overlaid = tempfile::tempdir().unwrap();
+    for ws in [&direct, &overlaid] {
+        std::fs::write(ws.path().join("big.txt"), vec![b'x'; 1 << 20]).unwrap();
+    }
+    let ws = std::fs::canonicalize(overlaid.path()).unwrap();
+    let home_at = Home::at(std::fs::canonicalize(home.path()).unwrap());
+    let overlay = warden::overlay::Overlay::create(&home_at, &ws, "bench").unwrap();
+    let overlaid = match warden::overlay::mount_over(&overlay, &ws, home_at.root()) {
+        Ok(()) => Some(overlaid),
+        Err(e) => {
+            eprintln!("write_file_review: no overlay on this machine ({e}); only the direct case");
+            None
+        }
+    };
+    ReviewWorkspaces {
+        direct,
+        overlaid,
+        _home: home,
+    }
+}
+
+/// `write_file` into a direct and an overlaid workspace, same process:
+/// 64 KiB into a file, and 1 MiB over the existing `big.txt`, whose first
+/// overwrite under the overlay copies it up.
+fn bench_write_file_review(c: &mut Criterion, catalog: &Catalog) {
+    let Some(review) = REVIEW.get() else { return };
+    let (entry, _) = catalog.find_tool("write_file").unwrap();
+    let fs = catalog.load(entry).unwrap();
+    let limits = Limits::default();
+    let small =
+        serde_json::json!({"path": "written.txt", "content": "x".repeat(64 << 10)}).to_string();
+    let big = serde_json::json!({"path": "big.txt", "content": "y".repeat(1 << 20)}).to_string();
+    let mut group = c.benchmark_group("write_file_review");
+    group.sample_size(50);
+    let mut cases = vec![("direct", review.direct.path())];
+    cases.extend(review.overlaid.as_ref().map(|o| ("overlaid", o.path())));
+    for (name, ws) in cases {
+        let grant = Grant {
+            network: None,
+            filesystem: Some(FsGrant {
+                host_dir: std::fs::canonicalize(ws).unwrap(),
+                access: FsAccess::ReadWrite,
+                protected: Some(PathGuard::defaults()),
+            }),
+            extra_dirs: Vec::new(),
+            process: None,
+            interaction: None,
+        };
+        for (size, input) in [("64kib", &small), ("overwrite_1mib", &big)] {
+            group.bench_function(format!("{name}/{size}"), |b| {
+                b.iter(|| {
+                    let r = fs.call(CallRequest {
+                        call_id: "b".into(),
+                        tool: "write_file",
+                        input,
+                        grant: &grant,
+                        limits: &limits,
+                        cancel: CancelToken::new(),
+                        progress: None,
+                    });
+                    assert!(
+                        matches!(r.outcome, ToolOutcome::Success(_)),
+                        "{:?}",
+                        r.outcome
+                    );
+                    black_box(r.outcome)
+                })
+            });
+        }
+    }
+    group.finish();
+}
+
 criterion_group!(benches, bench);
-criterion_main!(benches);
+
+fn main() {
+    // Before criterion (or anything) starts a thread.
+    let _ = REVIEW.set(overlay_workspaces());
+    benches();
+    Criterion::default().configure_from_args().final_summary();
+}

@@ -53,6 +53,7 @@ mod protected_paths;
 mod providers;
 mod python_plugin;
 mod review;
+mod review_run;
 mod search_tools;
 mod secret_redaction;
 mod shell_tool;

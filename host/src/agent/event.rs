@@ -24,6 +24,10 @@ pub enum AgentEvent {
         /// prompt, outermost first, as paths relative to the workspace.
         #[serde(default)]
         instructions: Vec<String>,
+        /// With `--review`: the id of the overlay every write goes to
+        /// (see `warden review`).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        overlay: Option<String>,
     },
     /// A model turn begins.
     TurnStarted { turn: u32 },
@@ -159,6 +163,8 @@ pub enum StopReason {
     ContextOverflow { message: String },
     /// The session could not be written.
     SessionFailed { message: String },
+    /// A `--review` run wrote more to its overlay than `--review-max-bytes`.
+    ReviewCap { limit: u64, used: u64 },
 }
 
 impl StopReason {
@@ -169,6 +175,7 @@ impl StopReason {
             StopReason::MaxTurns { .. }
             | StopReason::TimeBudget { .. }
             | StopReason::TokenBudget { .. }
+            | StopReason::ReviewCap { .. }
             | StopReason::LoopDetected { .. }
             | StopReason::RepeatedErrors { .. }
             | StopReason::Cancelled
@@ -193,6 +200,11 @@ impl std::fmt::Display for StopReason {
             StopReason::TokenBudget { limit, used } => {
                 write!(f, "stopped: {used} tokens used, budget {limit}")
             }
+            StopReason::ReviewCap { limit, used } => write!(
+                f,
+                "stopped: the run wrote {used} bytes to its overlay, more than the {limit} \
+                 allowed (--review-max-bytes)"
+            ),
             StopReason::LoopDetected { detail } => write!(f, "stopped: loop detected ({detail})"),
             StopReason::RepeatedErrors { count } => {
                 write!(

@@ -13,6 +13,7 @@ mod event;
 mod instructions;
 mod interaction;
 mod results;
+mod review_cap;
 mod scheduler;
 mod session;
 mod stop;
@@ -27,6 +28,7 @@ pub use event::{AgentEvent, StopReason};
 pub use instructions::{DEFAULT_CAP as INSTRUCTIONS_CAP, FILE_NAME as INSTRUCTIONS_FILE};
 pub use instructions::{InstructionFile, ProjectInstructions, tool_guidance};
 pub use interaction::with_restored_plan;
+pub use review_cap::ReviewCap;
 pub use session::{
     CallRecord, LoadedSession, Record, SessionError, SessionMeta, SessionStore, SessionWriter,
 };
@@ -72,6 +74,8 @@ pub struct AgentConfig {
     /// The project's `AGENTS.md` files: those given just in time are
     /// looked for here (those of the start are in `system_prompt`).
     pub instructions: ProjectInstructions,
+    /// With `--review`: the overlay the run writes to and its cap.
+    pub review: Option<ReviewCap>,
 }
 
 impl AgentConfig {
@@ -89,6 +93,7 @@ impl AgentConfig {
             limits: Limits::default(),
             max_output_tokens: None,
             instructions: ProjectInstructions::off(),
+            review: None,
         }
     }
 }

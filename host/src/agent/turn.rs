@@ -25,6 +25,7 @@ use crate::runtime::InteractionParty;
 use super::compact::Compacted;
 use super::context;
 use super::deadline::Deadline;
+use super::review_cap::ReviewCap;
 use super::scheduler::{self, FinishedCall, PreparedCall, Scheduler};
 use super::session::{Record, SessionWriter};
 use super::stop::{Alarm, Watchdog};
@@ -352,6 +353,9 @@ impl Agent {
                 .await;
             self.results(session, messages, finished, run)?;
             self.end_turn(session, run, Some(turn_usage))?;
+            if let Some(stop) = cfg.review.as_ref().and_then(ReviewCap::exceeded) {
+                return Ok(stop);
+            }
             if self.interrupt.is_set() {
                 return Ok(self.interrupt.stop_reason());
             }

@@ -28,6 +28,7 @@ mod render;
 mod review_cmd;
 mod review_show;
 mod run_cmd;
+mod run_review;
 mod self_confine;
 mod sessions_cmd;
 mod shell_help;
@@ -250,6 +251,19 @@ pub struct RunArgs {
     /// Do not give the model the project's AGENTS.md files.
     #[arg(long)]
     pub no_project_instructions: bool,
+    /// Send every write of the run (tools and commands) to a copy-on-write overlay in
+    /// the data directory; the workspace is untouched until `warden review apply`
+    /// [default: on under `strict` where the machine supports it, and when resuming
+    /// a session whose overlay is still there].
+    #[arg(long, conflicts_with = "no_review")]
+    pub review: bool,
+    /// Write straight into the workspace, also under `strict`.
+    #[arg(long)]
+    pub no_review: bool,
+    /// With --review: stop the run once its overlay holds more than this many bytes
+    /// [default: 1073741824].
+    #[arg(long, value_name = "BYTES", value_parser = clap::value_parser!(u64).range(1..))]
+    pub review_max_bytes: Option<u64>,
 }
 
 #[derive(Debug, Subcommand)]

@@ -188,11 +188,15 @@ impl Renderer {
                 policy,
                 workspace,
                 instructions,
+                overlay,
             } => {
                 let verb = if *resumed { "resuming" } else { "session" };
-                let line = format!(
+                let mut line = format!(
                     "{verb} {session_id} · {provider} · model {model} · policy {policy} · {workspace}"
                 );
+                if let Some(id) = overlay {
+                    line.push_str(&format!(" · review overlay {id}"));
+                }
                 errln!("warden: {}", terminal_line(&line));
                 if !instructions.is_empty() {
                     errln!(

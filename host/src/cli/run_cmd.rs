@@ -5,12 +5,13 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use super::render::{Output, Renderer};
+use super::run_review::RunOverlay;
 use super::{Exit, RunArgs, fail};
 use crate::agent::{
     Agent, AgentConfig, AgentEvent, ContextLimits, EventSink, INSTRUCTIONS_CAP, Interrupt,
-    ProjectInstructions, SessionStore, StopReason, with_restored_plan,
+    ProjectInstructions, ReviewCap, SessionStore, StopReason, with_restored_plan,
 };
-use crate::audit::AuditLog;
+use crate::audit::{AuditEvent, AuditLog};
 use crate::base::{Verbosity, terminal_line};
 use crate::config::{self, Config};
 use crate::home::Home;
@@ -36,6 +37,8 @@ struct Prepared {
     /// The plan the resumed session restores (empty: none).
     plan: Vec<PlanStep>,
     args: RunArgs,
+    /// With `--review`: the overlay every write goes to, mounted.
+    overlay: Option<RunOverlay>,
 }
 
 fn prepare(args: RunArgs, verbosity: Verbosity) -> Result<Prepared, (Exit, String)> {
@@ -139,6 +142,25 @@ fn prepare(args: RunArgs, verbosity: Verbosity) -> Result<Prepared, (Exit, Strin
         }
     }
 
+    // Before any thread starts, and before anything opens the workspace to
+    // write (only reads came before: the instructions above): with
+    // `--review` the workspace is overlaid for this process and every
+    // command it starts. Then the process confines itself (Landlock
+    // forbids changing mounts after).
+    let warn = |m: String| {
+        if verbosity.shows_warnings() {
+            errln!("warden: warning: {}", terminal_line(&m));
+        }
+    };
+    let overlay = super::run_review::set_up(
+        &args,
+        &home,
+        &workspace,
+        &policy,
+        previous.as_ref().map(|p| &p.meta),
+        &warn,
+    )
+    .map_err(failure)?;
     // Before any thread starts: the process confines itself.
     if let Some(warning) = super::self_confine::confine_self(&home, &workspace, &policy, Vec::new())
         && verbosity.shows_warnings()
@@ -154,6 +176,16 @@ fn prepare(args: RunArgs, verbosity: Verbosity) -> Result<Prepared, (Exit, Strin
     }
     let audit =
         AuditLog::open(&crate::audit::log_path(&home)).map_err(|e| failure(e.to_string()))?;
+    if let Some(o) = &overlay {
+        let meta = o.overlay.meta();
+        audit
+            .append(AuditEvent::OverlayCreated {
+                overlay: meta.id.clone(),
+                workspace: meta.workspace.display().to_string(),
+                policy: meta.policy.clone(),
+            })
+            .map_err(|e| failure(e.to_string()))?;
+    }
     let mut config = AgentConfig::new(workspace, model);
     config.system_prompt = instructions.system_prompt(&config.system_prompt);
     config.instructions = instructions;
@@ -162,6 +194,10 @@ fn prepare(args: RunArgs, verbosity: Verbosity) -> Result<Prepared, (Exit, Strin
     config.token_budget = args.max_tokens;
     config.parallel = args.parallel as usize;
     config.context = context_limits(args.compact_above, &settings);
+    config.review = overlay.as_ref().map(|o| ReviewCap {
+        upper: o.overlay.upper(),
+        limit: args.review_max_bytes.unwrap_or(crate::overlay::RUN_CAP),
+    });
 
     let renderer = Arc::new(Mutex::new(Renderer::new(Output::of(&args), verbosity)));
     let interrupt = Interrupt::default();
@@ -198,6 +234,7 @@ fn prepare(args: RunArgs, verbosity: Verbosity) -> Result<Prepared, (Exit, Strin
         task,
         plan,
         args,
+        overlay,
     })
 }
 
@@ -253,7 +290,8 @@ fn execute(p: Prepared) -> Exit {
             resume,
             task,
             plan,
-            args: _,
+            args,
+            mut overlay,
         } = p;
         let opened = match &resume {
             Some(id) => store
@@ -273,6 +311,12 @@ fn execute(p: Prepared) -> Exit {
             Ok(o) => o,
             Err(e) => return fail(json, Exit::Failure, &e.to_string()),
         };
+        if let Some(Err(e)) = overlay
+            .as_mut()
+            .map(|o| super::run_review::attach(o, session.id()))
+        {
+            errln!("warden: warning: {e}");
+        }
         (agent.events)(AgentEvent::SessionStarted {
             session_id: session.id().to_string(),
             resumed,
@@ -283,6 +327,7 @@ fn execute(p: Prepared) -> Exit {
             instructions: (agent.config.instructions.files().iter())
                 .map(|f| agent.config.instructions.shown(&f.path))
                 .collect(),
+            overlay: overlay.as_ref().map(|o| o.overlay.id().to_string()),
         });
         if !plan.is_empty() {
             (agent.events)(AgentEvent::PlanUpdated {
@@ -299,6 +344,14 @@ fn execute(p: Prepared) -> Exit {
             events(AgentEvent::Interrupted);
         });
         let summary = agent.run(&mut session, messages, &task, turns).await;
+        if let Some(o) = overlay.as_mut() {
+            if let Err(e) = super::run_review::finish(o) {
+                errln!("warden: warning: {e}");
+            }
+            if !args.json {
+                errln!("{}", super::run_review::summary(o));
+            }
+        }
         if let Some(Err(e)) = agent.audit.as_ref().map(|log| log.flush()) {
             errln!("warden: warning: the audit log may be incomplete: {e}");
         }
@@ -311,6 +364,7 @@ fn execute(p: Prepared) -> Exit {
             | StopReason::ContextOverflow { .. }
             | StopReason::TimeBudget { .. }
             | StopReason::TokenBudget { .. }
+            | StopReason::ReviewCap { .. }
             | StopReason::LoopDetected { .. }
             | StopReason::RepeatedErrors { .. } => Exit::Stopped,
         }

@@ -58,6 +58,34 @@ pub enum OverlayError {
     },
     #[error("overlay {id}: meta.json is not valid: {message}")]
     BadMeta { id: String, message: String },
+    /// The kernel or its settings cannot give this process an overlay.
+    #[error("--review cannot work on this machine: {0}")]
+    Unsupported(String),
+    /// overlayfs keeps `user.` extended attributes in the upper directory.
+    #[error(
+        "--review needs a data directory on a filesystem with user extended attributes; \
+         {dir} has none ({message}): set WARDEN_HOME to a directory on another filesystem"
+    )]
+    NoUserXattrs { dir: PathBuf, message: String },
+    /// overlayfs refuses an upper directory inside the lower one (and the
+    /// other way round).
+    #[error(
+        "--review cannot keep the overlay of {workspace} in {data_dir}: one is inside the \
+         other; set WARDEN_HOME to a directory outside the workspace"
+    )]
+    Overlapping {
+        workspace: PathBuf,
+        data_dir: PathBuf,
+    },
+    /// A user namespace can only be entered by a process with one thread.
+    #[error("--review must be set up before any thread starts ({0} threads are running)")]
+    Threaded(usize),
+    /// The overlays kept together exceed the total cap.
+    #[error(
+        "the overlays kept take {used} bytes, more than the {limit} allowed: see \
+         `warden review list`, then `warden review discard` or `warden review clean`"
+    )]
+    TotalCap { used: u64, limit: u64 },
 }
 
 /// One overlay's directory.

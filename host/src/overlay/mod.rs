@@ -26,9 +26,14 @@ pub mod apply;
 mod beneath;
 pub mod changes;
 mod layout;
+#[allow(unsafe_code)]
+mod mount;
 mod remove;
+mod size;
 mod status;
 
 pub use changes::{Change, ChangeKind, Changes, ChangesError, Content, Node, Side};
 pub use layout::{Overlay, OverlayError, OverlayMeta, OverlayState, overlays_dir};
+pub use mount::{check_placement, mount_over};
+pub use size::{RUN_CAP, TOTAL_CAP, check_total, tree_bytes};
 pub use status::RunStatus;
