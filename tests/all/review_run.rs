@@ -557,3 +557,123 @@ fn strict_reviews_by_default_and_a_resumed_session_mounts_its_overlay_again() {
     );
     assert_eq!(snapshot(s.ws.path()), before, "the workspace changed");
 }
+
+/// The workflow end to end: a reviewed run's changes (a tool's and a
+/// command's) are shown by `warden review`, applied by `review apply` into
+/// the untouched workspace, audited, and the overlay is gone; a run killed
+/// half-way is applied the same way.
+#[test]
+fn a_reviewed_run_is_shown_applied_and_audited_and_so_is_a_killed_one() {
+    let s = setup();
+    let server = MockModel::start(WireFormat::OpenAiChat);
+    server.push(Script::tool_calls(&[
+        (
+            "w1",
+            "write_file",
+            r#"{"path":"new.txt","content":"new file\n"}"#,
+        ),
+        (
+            "e1",
+            "edit_file",
+            r#"{"path":"b.txt","old_string":"old","new_string":"new"}"#,
+        ),
+    ]));
+    let shell = json!({ "command": "rm gone.txt; mv ren.txt renamed.txt" }).to_string();
+    server.push(Script::tool_calls(&[("s1", "shell", &shell)]));
+    server.push(Script::text("Done."));
+    let before = snapshot(s.ws.path());
+    let out = run_cmd(&s, &server, &["--review", "change things"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let overlay = overlay_of(s.home.path(), &events(&out));
+    assert_eq!(snapshot(s.ws.path()), before, "written before apply");
+
+    let review = |args: &[&str]| {
+        let out = warden(s.home.path()).args(args).output().unwrap();
+        let text = String::from_utf8_lossy(&out.stdout).into_owned();
+        (
+            out.status.code(),
+            text,
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    let (code, diff, err) = review(&["review", "--last"]);
+    assert_eq!(code, Some(0), "{err}");
+    for expected in [
+        "new.txt",
+        "b.txt",
+        "gone.txt",
+        "renamed.txt",
+        "+let x = new;",
+    ] {
+        assert!(diff.contains(expected), "{expected} missing from {diff}");
+    }
+    let (code, out, err) = review(&["review", "apply", "--last"]);
+    assert_eq!(code, Some(0), "{out}{err}");
+    let ws = s.ws.path();
+    assert_eq!(
+        std::fs::read_to_string(ws.join("new.txt")).unwrap(),
+        "new file\n"
+    );
+    assert_eq!(
+        std::fs::read_to_string(ws.join("b.txt")).unwrap(),
+        "let x = new;\n"
+    );
+    assert!(!ws.join("gone.txt").exists() && !ws.join("ren.txt").exists());
+    assert_eq!(
+        std::fs::read_to_string(ws.join("renamed.txt")).unwrap(),
+        "to rename\n"
+    );
+    assert!(
+        !overlay.dir().exists(),
+        "the applied overlay is left behind"
+    );
+    let home = Home::at(s.home.path().to_path_buf());
+    let log = std::fs::read_to_string(warden::audit::log_path(&home)).unwrap();
+    assert!(
+        log.contains("\"overlay_created\"") && log.contains("\"overlay_applied\""),
+        "{log}"
+    );
+
+    // Killed after its first write: the interrupted overlay applies too.
+    server.push(Script::tool_calls(&[(
+        "w2",
+        "write_file",
+        r#"{"path":"a.txt","content":"half-way\n"}"#,
+    )]));
+    server.push(Reply::from(Script::text("never")).delay(Duration::from_secs(120)));
+    let requests = server.request_count();
+    let mut child = run_cmd(&s, &server, &["--review", "write then hang"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let start = Instant::now();
+    while server.request_count() < requests + 2 {
+        assert!(
+            start.elapsed() < Duration::from_secs(120),
+            "no second request"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+    assert_eq!(
+        std::fs::read_to_string(ws.join("a.txt")).unwrap(),
+        "original a\n"
+    );
+    let (code, list, err) = review(&["review", "list"]);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(list.contains("interrupted"), "{list}");
+    let (code, out, err) = review(&["review", "apply", "--last"]);
+    assert_eq!(code, Some(0), "{out}{err}");
+    assert_eq!(
+        std::fs::read_to_string(ws.join("a.txt")).unwrap(),
+        "half-way\n"
+    );
+}

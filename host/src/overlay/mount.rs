@@ -26,6 +26,8 @@ fn unsupported(why: String) -> OverlayError {
 /// Whether `--review` can work here for `workspace` with data directory
 /// `data_dir`, checked without changing anything.
 pub fn check_placement(workspace: &Path, data_dir: &Path) -> Result<(), OverlayError> {
+    let data_dir = &resolved(data_dir);
+    let workspace = &resolved(workspace);
     if data_dir.starts_with(workspace) || workspace.starts_with(data_dir) {
         return Err(OverlayError::Overlapping {
             workspace: workspace.to_path_buf(),
@@ -37,6 +39,25 @@ pub fn check_placement(workspace: &Path, data_dir: &Path) -> Result<(), OverlayE
         Ok(1) => Ok(()),
         Ok(n) => Err(OverlayError::Threaded(n)),
         Err(e) => Err(unsupported(format!("cannot read /proc/self/task: {e}"))),
+    }
+}
+
+/// `path` with its symlinks resolved, as far as it exists (a data
+/// directory not made yet is compared by where its parent really is).
+fn resolved(path: &Path) -> std::path::PathBuf {
+    let mut rest = Vec::new();
+    let mut at = path;
+    loop {
+        if let Ok(real) = std::fs::canonicalize(at) {
+            return rest.iter().rev().fold(real, |p, c| p.join(c));
+        }
+        match (at.parent(), at.file_name()) {
+            (Some(parent), Some(name)) => {
+                rest.push(name.to_os_string());
+                at = parent;
+            }
+            _ => return path.to_path_buf(),
+        }
     }
 }
 
@@ -258,5 +279,24 @@ mod tests {
         assert!(matches!(err, OverlayError::Overlapping { .. }), "{err}");
         let err = check_placement(Path::new("/d/ws"), Path::new("/d")).unwrap_err();
         assert!(matches!(err, OverlayError::Overlapping { .. }), "{err}");
+    }
+
+    #[test]
+    fn a_data_dir_reached_through_a_symlink_into_the_workspace_is_refused() {
+        let root = tempfile::tempdir().unwrap();
+        let ws = root.path().join("ws");
+        std::fs::create_dir_all(ws.join("inner")).unwrap();
+        let link = root.path().join("link");
+        std::os::unix::fs::symlink(ws.join("inner"), &link).unwrap();
+        // Neither the data directory nor its parent exists yet under the
+        // link's target: it is resolved as far as it exists.
+        let err = check_placement(&ws, &link.join("home/warden")).unwrap_err();
+        assert!(matches!(err, OverlayError::Overlapping { .. }), "{err}");
+        let outside = root.path().join("home");
+        std::fs::create_dir(&outside).unwrap();
+        assert!(!matches!(
+            check_placement(&ws, &outside),
+            Err(OverlayError::Overlapping { .. })
+        ));
     }
 }
