@@ -27,6 +27,7 @@ mod report;
 mod request;
 mod scan_cache;
 mod seccomp;
+mod seccomp_search;
 #[allow(unsafe_code)]
 mod shared_net;
 mod spawn;
