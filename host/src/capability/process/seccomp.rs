@@ -81,7 +81,7 @@ const NAMESPACE_FLAGS: &[u64] = &[
 /// Why the seccomp filter could not be compiled, in seccompiler's words.
 #[derive(Debug, Clone, thiserror::Error)]
 #[error("{0}")]
-pub(super) struct FilterError(pub(super) String);
+pub(super) struct FilterError(String);
 
 /// The compiled programs, in the order they are installed, or why they
 /// could not be built.
@@ -95,7 +95,9 @@ pub(super) fn programs() -> Result<&'static [BpfProgram], FilterError> {
 fn build() -> Result<Vec<BpfProgram>, FilterError> {
     let (chain, listed) = chain().map_err(|e| FilterError(e.to_string()))?;
     let clone3 = libc::SYS_clone3 as u32;
-    Ok(vec![seccomp_search::with_search(chain, &listed, clone3)?])
+    let searched = seccomp_search::with_search(chain, &listed, clone3)
+        .map_err(|e| FilterError(e.to_string()))?;
+    Ok(vec![searched])
 }
 
 /// seccompiler's program for the denied calls, and the numbers it lists.

@@ -12,7 +12,10 @@
 
 use seccompiler::{BpfProgram, sock_filter};
 
-use super::seccomp::FilterError;
+/// Why the search could not be laid out over seccompiler's program.
+#[derive(Debug, Clone, thiserror::Error)]
+#[error("cannot lay out the seccomp search: {0}")]
+pub(super) struct SearchError(&'static str);
 
 // From <linux/bpf_common.h>: class | size | mode, class | op | source.
 const BPF_LD_W_ABS: u16 = 0x20;
@@ -51,8 +54,8 @@ pub(super) fn with_search(
     chain: BpfProgram,
     listed: &[u32],
     enosys: u32,
-) -> Result<BpfProgram, FilterError> {
-    let bad = |why: &str| FilterError(format!("cannot lay out the seccomp search: {why}"));
+) -> Result<BpfProgram, SearchError> {
+    let bad = SearchError;
     let load = chain
         .iter()
         .position(|i| i.code == BPF_LD_W_ABS && i.k == NR_OFFSET)
@@ -81,7 +84,7 @@ pub(super) fn with_search(
         jf: To::Next,
     });
     let end = search.len();
-    let offset = |at: usize, to: To| -> Result<u8, FilterError> {
+    let offset = |at: usize, to: To| -> Result<u8, SearchError> {
         let target = match to {
             To::Next => at + 1,
             To::At(t) => t,
