@@ -225,6 +225,41 @@ fn the_audit_record_keeps_each_command_and_its_confinement() {
 }
 
 #[test]
+fn a_host_in_a_user_and_mount_namespace_of_its_own_still_runs_confined_commands() {
+    // As `warden run --review` will be: the whole host inside `unshare -Urm`.
+    let s = setup(RUN_POLICY);
+    let input = json!({"command": "cat a.txt && ls /proc/net/unix"}).to_string();
+    let out = std::process::Command::new("unshare")
+        .args(["-Urm", env!("CARGO_BIN_EXE_warden")])
+        .args([
+            "tool",
+            "call",
+            "shell",
+            "--json",
+            "--non-interactive",
+            "--policy",
+            s.policy.to_str().unwrap(),
+            "-w",
+            s.ws.path().to_str().unwrap(),
+            "--input",
+            &input,
+        ])
+        .env("WARDEN_HOME", s.home.path())
+        .env_remove("RUST_LOG")
+        .output()
+        .unwrap();
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr),
+    );
+    assert_eq!(out.status.code(), Some(0), "{stdout}{stderr}");
+    let v: Value = serde_json::from_str(stdout.lines().last().unwrap_or("null")).unwrap();
+    let text = text(&v);
+    assert!(text.contains("hello from the workspace"), "{v}");
+    assert!(text.contains("/proc/net/unix"), "{v}");
+}
+
+#[test]
 fn the_warden_process_confines_itself_before_a_call_runs() {
     let s = setup(RUN_POLICY);
     let input = json!({"command": "sleep 2"}).to_string();

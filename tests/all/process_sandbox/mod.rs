@@ -9,6 +9,7 @@ mod host_confine;
 mod limits;
 mod reach_host;
 mod refusal;
+mod shared_net;
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};

@@ -1,5 +1,6 @@
 //! What the child does between `clone` and `execve`: joins its cgroup,
-//! maps its uid, builds its mounts, confines itself and runs the command.
+//! maps its uid, builds its mounts, confines itself and runs the command;
+//! and the starter that clones it from inside the shared network namespace.
 //!
 //! Invariant: the child only runs the async-signal-safe calls of [`sys`]
 //! on the [`ChildPlan`] the parent prepared (no allocation, no locks, no
@@ -7,8 +8,9 @@
 //! it either runs the command fully confined or reports the stage that
 //! failed on the error pipe and exits: it never runs the command with less.
 
-use std::ffi::CString;
-use std::os::fd::{AsRawFd, OwnedFd, RawFd};
+use std::ffi::{CStr, CString};
+use std::os::fd::{AsRawFd, IntoRawFd, OwnedFd, RawFd};
+use std::sync::atomic::{AtomicI32, Ordering};
 
 use super::sys::{self, CArray, Errno, SysResult};
 
@@ -152,9 +154,50 @@ pub(super) struct Start<'a> {
     /// The signal mask to exec the command with (the host's, before it
     /// blocked every signal for the clone).
     pub mask: libc::sigset_t,
+    /// The shared user and network namespaces the command's child joins
+    /// (see [`enter`]).
+    pub user_ns: RawFd,
+    pub net_ns: RawFd,
+    /// Written by [`enter`]: the command's pid and pidfd (in the host's
+    /// descriptor table), or why it could not start it.
+    pub pid: AtomicI32,
+    pub pidfd: AtomicI32,
+    pub errno: AtomicI32,
 }
 
-/// The child's entry point (see [`sys::clone_vm_child`]): `arg` is a
+/// The entry point of the short-lived process that starts the command's
+/// child (cloned with `CLONE_FILES`, so its descriptors are the host's):
+/// it joins the shared user and network namespaces, clones the child into
+/// its new namespaces (nested there) as a child of the host
+/// (`CLONE_PARENT`), and exits. `arg` is a [`Start`].
+pub(super) extern "C" fn enter(arg: *mut libc::c_void) -> libc::c_int {
+    // SAFETY: clone_with passes a live Start, which outlives this process.
+    let start = unsafe { &*arg.cast::<Start<'_>>() };
+    let joined = sys::setns(start.user_ns, libc::CLONE_NEWUSER)
+        .and_then(|()| sys::setns(start.net_ns, libc::CLONE_NEWNET));
+    if let Err(errno) = joined {
+        start.errno.store(errno, Ordering::SeqCst);
+        sys::exit(1)
+    }
+    let flags = sys::CONFINED_FLAGS | libc::CLONE_PARENT | libc::CLONE_PIDFD;
+    // SAFETY: the child runs only `entry` (see its contract) on `start`,
+    // alive until this process exits, after the child has exec'd or exited.
+    match unsafe { sys::clone_vm(entry, arg, flags) } {
+        Ok((pid, pidfd)) => {
+            start.pid.store(pid, Ordering::SeqCst);
+            let pidfd = pidfd.map_or(-1, IntoRawFd::into_raw_fd);
+            start.pidfd.store(pidfd, Ordering::SeqCst);
+            sys::exit(0)
+        }
+        Err(e) => {
+            let errno = e.raw_os_error().unwrap_or(libc::EIO);
+            start.errno.store(errno, Ordering::SeqCst);
+            sys::exit(1)
+        }
+    }
+}
+
+/// The command's child's entry point (see [`sys::clone_vm`]): `arg` is a
 /// [`Start`].
 pub(super) extern "C" fn entry(arg: *mut libc::c_void) -> libc::c_int {
     // SAFETY: clone_with passes a live Start, which outlives the child's
@@ -191,7 +234,7 @@ fn setup(plan: &ChildPlan) -> Step<()> {
     if let Some(procs) = &plan.cgroup_procs {
         sys::write_all(procs.as_raw_fd(), b"0").map_err(at(Stage::JoinCgroup))?;
     }
-    map_user(plan).map_err(at(Stage::MapUser))?;
+    map_user(&plan.uid_map, &plan.gid_map).map_err(at(Stage::MapUser))?;
     sys::mount(c"none", c"/", None, libc::MS_REC | libc::MS_PRIVATE, None)
         .map_err(at(Stage::PrivateMounts))?;
     protect(plan).map_err(at(Stage::ProtectPath))?;
@@ -215,11 +258,13 @@ fn setup(plan: &ChildPlan) -> Step<()> {
     Ok(())
 }
 
-fn map_user(plan: &ChildPlan) -> SysResult<()> {
+/// Maps the calling process's ids in its new user namespace, with
+/// `setgroups` denied.
+pub(super) fn map_user(uid_map: &CStr, gid_map: &CStr) -> SysResult<()> {
     for (path, content) in [
         (c"/proc/self/setgroups", c"deny"),
-        (c"/proc/self/uid_map", plan.uid_map.as_c_str()),
-        (c"/proc/self/gid_map", plan.gid_map.as_c_str()),
+        (c"/proc/self/uid_map", uid_map),
+        (c"/proc/self/gid_map", gid_map),
     ] {
         let fd = sys::open(path, libc::O_WRONLY)?;
         let written = sys::write_all(fd, content.to_bytes());

@@ -3,7 +3,8 @@
 //!
 //! Invariant: a process runs only with every layer its grant's mode
 //! requires (fail closed, naming what the kernel lacks): new user, mount,
-//! pid, network, ipc and uts namespaces; protected paths mounted read-only
+//! pid, ipc and uts namespaces and an empty network namespace shared by
+//! confined processes only; protected paths mounted read-only
 //! (or unreadable) by descriptor, never through a symlink; a fresh `/proc`
 //! and a private `/tmp`; `no_new_privs`, no capabilities; a Landlock
 //! ruleset allowing only system directories, toolchains, the workspace
@@ -26,6 +27,9 @@ mod report;
 mod request;
 mod scan_cache;
 mod seccomp;
+mod seccomp_search;
+#[allow(unsafe_code)]
+mod shared_net;
 mod spawn;
 #[allow(unsafe_code)]
 mod spawner;

@@ -11,6 +11,7 @@
 use std::collections::BTreeMap;
 use std::sync::OnceLock;
 
+use super::seccomp_search;
 use seccompiler::{
     BpfProgram, SeccompAction, SeccompCmpArgLen, SeccompCmpOp, SeccompCondition, SeccompFilter,
     SeccompRule, TargetArch,
@@ -86,13 +87,21 @@ pub(super) struct FilterError(String);
 /// could not be built.
 pub(super) fn programs() -> Result<&'static [BpfProgram], FilterError> {
     static PROGRAMS: OnceLock<Result<Vec<BpfProgram>, FilterError>> = OnceLock::new();
-    PROGRAMS
-        .get_or_init(|| build().map_err(|e| FilterError(e.to_string())))
-        .as_deref()
-        .map_err(Clone::clone)
+    PROGRAMS.get_or_init(build).as_deref().map_err(Clone::clone)
 }
 
-fn build() -> Result<Vec<BpfProgram>, seccompiler::BackendError> {
+/// One program: seccompiler's chain with a search in front of it that also
+/// answers `clone3` (see `seccomp_search`).
+fn build() -> Result<Vec<BpfProgram>, FilterError> {
+    let (chain, listed) = chain().map_err(|e| FilterError(e.to_string()))?;
+    let clone3 = libc::SYS_clone3 as u32;
+    let searched = seccomp_search::with_search(chain, &listed, clone3)
+        .map_err(|e| FilterError(e.to_string()))?;
+    Ok(vec![searched])
+}
+
+/// seccompiler's program for the denied calls, and the numbers it lists.
+fn chain() -> Result<(BpfProgram, Vec<u32>), seccompiler::BackendError> {
     let arch = TargetArch::try_from(std::env::consts::ARCH)
         .map_err(|_| seccompiler::BackendError::InvalidTargetArch(std::env::consts::ARCH.into()))?;
     let mut rules: BTreeMap<i64, Vec<SeccompRule>> =
@@ -122,24 +131,53 @@ fn build() -> Result<Vec<BpfProgram>, seccompiler::BackendError> {
         clone_rules.push(SeccompRule::new(vec![cond])?);
     }
     rules.insert(libc::SYS_clone, clone_rules);
+    let listed = rules.keys().map(|&nr| nr as u32).collect();
     let eperm = SeccompAction::Errno(libc::EPERM as u32);
     let deny = SeccompFilter::new(rules, SeccompAction::Allow, eperm, arch)?;
-    let clone3: BTreeMap<i64, Vec<SeccompRule>> = [(libc::SYS_clone3, Vec::new())].into();
-    let enosys = SeccompAction::Errno(libc::ENOSYS as u32);
-    let no_clone3 = SeccompFilter::new(clone3, SeccompAction::Allow, enosys, arch)?;
-    Ok(vec![deny.try_into()?, no_clone3.try_into()?])
+    Ok((deny.try_into()?, listed))
 }
 
 #[cfg(test)]
 mod tests {
+    use super::super::seccomp_search::tests::eval;
+
     #[test]
     fn the_filter_compiles_for_this_architecture() {
         let programs = super::programs().unwrap();
-        assert_eq!(programs.len(), 2);
-        assert!(
-            programs
-                .iter()
-                .all(|p| !p.is_empty() && p.len() < u16::MAX as usize)
-        );
+        assert_eq!(programs.len(), 1);
+        assert!(!programs[0].is_empty() && programs[0].len() < u16::MAX as usize);
+    }
+
+    #[cfg(target_arch = "x86_64")]
+    #[test]
+    fn the_searched_filter_decides_every_call_as_the_chain_and_the_clone3_filter_did() {
+        const X86_64: u32 = 62 | 0x8000_0000 | 0x4000_0000;
+        const I386: u32 = 3 | 0x4000_0000;
+        let (chain, listed) = super::chain().unwrap();
+        let searched = &super::programs().unwrap()[0];
+        assert!(searched.len() > chain.len());
+        let mut firsts: Vec<u64> = vec![0, 1, 2, 10, 16, u64::MAX, 1 << 32, (1 << 32) | 1];
+        for &flag in super::NAMESPACE_FLAGS {
+            firsts.extend([flag, flag | libc::SIGCHLD as u64, !flag]);
+        }
+        let mut numbers: Vec<u32> = (0..1024).collect();
+        numbers.extend(listed.iter().map(|nr| nr | 0x4000_0000));
+        numbers.extend([u32::MAX, 0x4000_0000]);
+        let mut denied = 0;
+        for nr in numbers {
+            for arch in [X86_64, I386] {
+                for &first in &firsts {
+                    let args = [first, 0, 0, 0, 0, 0];
+                    let expected = match arch == X86_64 && nr == libc::SYS_clone3 as u32 {
+                        true => 0x0005_0000 | libc::ENOSYS as u32,
+                        false => eval(&chain, nr, arch, args),
+                    };
+                    let got = eval(searched, nr, arch, args);
+                    assert_eq!(got, expected, "nr {nr} arch {arch:#x} arg0 {first:#x}");
+                    denied += usize::from(got != 0x7fff_0000);
+                }
+            }
+        }
+        assert!(denied > 0);
     }
 }

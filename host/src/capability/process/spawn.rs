@@ -2,7 +2,8 @@
 //!
 //! Invariant: every path, string, descriptor, ruleset and BPF program the
 //! child uses is made here, before the clone; the child only makes system
-//! calls. The clone creates the child directly in its new pid namespace, so
+//! calls. The clone (made by a starter inside the shared network
+//! namespace) creates the child directly in its new pid namespace, so
 //! the command is the namespace's pid 1: when it ends, or is killed, the
 //! kernel kills everything else in the namespace, and no second fork is
 //! needed.

@@ -5,11 +5,13 @@
 //! thread of its own once the call is over, so that its teardown (an RCU
 //! grace period, milliseconds on a loaded machine) is not part of the call.
 
-use std::os::fd::OwnedFd;
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::sync::atomic::{AtomicI32, Ordering};
 use std::sync::{Mutex, OnceLock, PoisonError, mpsc};
 
 use super::ProcessError;
 use super::child::{self, ChildPlan};
+use super::shared_net;
 use super::sys::{self, CArray};
 
 /// A started child.
@@ -41,25 +43,64 @@ pub(super) fn launch(plan: ChildPlan) -> std::io::Result<Launched> {
         .map_err(|_| std::io::Error::other("the spawner thread is gone"))?
 }
 
-/// Runs `plan` in a new child of the calling thread; returns its pid and
-/// pidfd. The child's ends of the pipes close when `plan` drops here.
+/// Runs `plan` in a new child of the calling thread's process; returns
+/// its pidfd. The child is started by a short-lived process that joins the
+/// shared network namespace first (see [`child::enter`]). The child's ends
+/// of the pipes close when `plan` drops here.
 pub(super) fn clone_with(plan: ChildPlan) -> std::io::Result<Launched> {
+    let shared = shared_net::get().map_err(|e| {
+        std::io::Error::new(
+            e.kind(),
+            format!("making the shared network namespace: {e}"),
+        )
+    })?;
     let argv = CArray::new(&plan.argv);
     let envp = CArray::new(&plan.env);
     let mask = sys::block_signals();
-    let mut start = child::Start {
+    let start = child::Start {
         plan: &plan,
         argv: &argv,
         envp: &envp,
         mask,
+        user_ns: shared.user.as_raw_fd(),
+        net_ns: shared.net.as_raw_fd(),
+        pid: AtomicI32::new(-1),
+        pidfd: AtomicI32::new(-1),
+        errno: AtomicI32::new(0),
     };
-    // SAFETY: the child runs only child::entry, which makes async-signal-safe
-    // system calls on `start` (alive until the clone returns, by which time
-    // the child has exec'd or exited), resets signal handlers before it
-    // unblocks signals, and never returns.
-    let cloned = unsafe { sys::clone_vm_child(child::entry, (&raw mut start).cast()) };
+    // SAFETY: the starter runs only child::enter, which makes
+    // async-signal-safe system calls on `start` and clones the child, which
+    // runs only child::entry (see its contract); `start` is alive until
+    // the clone returns, by which time the starter has exited and the child
+    // has exec'd or exited. CLONE_FILES: the child's pidfd lands in the
+    // host's descriptor table.
+    let cloned = unsafe {
+        sys::clone_vm(
+            child::enter,
+            (&raw const start).cast_mut().cast(),
+            libc::CLONE_FILES,
+        )
+    };
     sys::set_signal_mask(&mask);
-    let (pid, pidfd) = cloned?;
+    let (starter, _) = cloned?;
+    sys::reap(starter);
+    let (pid, pidfd) = (
+        start.pid.load(Ordering::SeqCst),
+        start.pidfd.load(Ordering::SeqCst),
+    );
+    if pid <= 0 || pidfd < 0 {
+        let e = std::io::Error::from_raw_os_error(match start.errno.load(Ordering::SeqCst) {
+            0 => libc::EIO,
+            errno => errno,
+        });
+        return Err(std::io::Error::new(
+            e.kind(),
+            format!("joining the shared network namespace: {e}"),
+        ));
+    }
+    // SAFETY: the pidfd the kernel made for the child in this process's
+    // table (the starter shared it), owned by nobody else.
+    let pidfd = unsafe { OwnedFd::from_raw_fd(pidfd) };
     // The child has exec'd: the command starts up (bash takes a
     // millisecond) while its mount namespace is opened here. Should it
     // already be gone, the namespace is torn down as it exits instead.

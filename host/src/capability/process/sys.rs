@@ -108,11 +108,38 @@ pub(super) fn default_signal_handlers() {
 }
 
 /// `clone` into new user, mount, pid, network, ipc and uts namespaces,
-/// with a pidfd, as `posix_spawn` starts a child: sharing this process's
-/// memory (`CLONE_VM`) on a stack of its own, the calling thread asleep
-/// until the child has exec'd or exited (`CLONE_VFORK`). Nothing of the
-/// host's memory is copied, so the cost does not grow with the host's
-/// size. The child runs `entry(arg)`.
+/// with a pidfd: [`clone_vm`] with [`CONFINED_FLAGS`] and a new network
+/// namespace.
+///
+/// # Safety
+/// As for [`clone_vm`].
+pub(super) unsafe fn clone_vm_child(
+    entry: extern "C" fn(*mut libc::c_void) -> c_int,
+    arg: *mut libc::c_void,
+) -> std::io::Result<(libc::pid_t, OwnedFd)> {
+    let flags = CONFINED_FLAGS | libc::CLONE_NEWNET | libc::CLONE_PIDFD;
+    // SAFETY: the caller upholds clone_vm's contract.
+    let (pid, pidfd) = unsafe { clone_vm(entry, arg, flags) }?;
+    pidfd
+        .map(|fd| (pid, fd))
+        .ok_or_else(|| std::io::Error::other("clone returned no pidfd"))
+}
+
+/// The namespaces every confined process gets new at its `clone` (its
+/// network namespace is the shared one, see `shared_net`).
+pub(super) const CONFINED_FLAGS: c_int = libc::CLONE_NEWUSER
+    | libc::CLONE_NEWNS
+    | libc::CLONE_NEWPID
+    | libc::CLONE_NEWIPC
+    | libc::CLONE_NEWUTS;
+
+/// `clone(flags | CLONE_VM | CLONE_VFORK | SIGCHLD)`, as `posix_spawn`
+/// starts a child: sharing this process's memory on a stack of its own,
+/// the calling thread asleep until the child has exec'd or exited. Nothing
+/// of the host's memory is copied, so the cost does not grow with the
+/// host's size. The child runs `entry(arg)`. With `CLONE_PIDFD` in
+/// `flags`, the pidfd is returned. Async-signal-safe (raw `mmap`, `clone`,
+/// `munmap`): a child may call it to start a grandchild.
 ///
 /// # Safety
 /// `entry` runs in the child sharing the host's memory while the host's
@@ -121,10 +148,11 @@ pub(super) fn default_signal_handlers() {
 /// must reset signal handlers ([`default_signal_handlers`]) before it
 /// unblocks any signal, and must end with [`execve`] or [`exit`]. The
 /// caller blocks every signal around the call ([`block_signals`]).
-pub(super) unsafe fn clone_vm_child(
+pub(super) unsafe fn clone_vm(
     entry: extern "C" fn(*mut libc::c_void) -> c_int,
     arg: *mut libc::c_void,
-) -> std::io::Result<(libc::pid_t, OwnedFd)> {
+    flags: c_int,
+) -> std::io::Result<(libc::pid_t, Option<OwnedFd>)> {
     let page = 4096;
     let len = CHILD_STACK + page;
     // SAFETY: a fresh private anonymous mapping, unmapped below.
@@ -143,16 +171,7 @@ pub(super) unsafe fn clone_vm_child(
     }
     // SAFETY: the lowest page of the mapping just made: the guard.
     unsafe { libc::mprotect(base, page, libc::PROT_NONE) };
-    let flags = libc::CLONE_VM
-        | libc::CLONE_VFORK
-        | libc::CLONE_NEWUSER
-        | libc::CLONE_NEWNS
-        | libc::CLONE_NEWPID
-        | libc::CLONE_NEWNET
-        | libc::CLONE_NEWIPC
-        | libc::CLONE_NEWUTS
-        | libc::CLONE_PIDFD
-        | libc::SIGCHLD;
+    let flags = flags | libc::CLONE_VM | libc::CLONE_VFORK | libc::SIGCHLD;
     let mut pidfd: c_int = -1;
     // SAFETY: the stack grows down from the end of the mapping (16-byte
     // aligned); with CLONE_PIDFD the kernel writes the pidfd where the
@@ -164,14 +183,40 @@ pub(super) unsafe fn clone_vm_child(
     };
     let cloned = match pid {
         pid if pid > 0 => {
-            // SAFETY: the kernel wrote a new pidfd we now own.
-            Ok((pid as libc::pid_t, unsafe { OwnedFd::from_raw_fd(pidfd) }))
+            // SAFETY: with CLONE_PIDFD the kernel wrote a new pidfd we now own.
+            let pidfd = (flags & libc::CLONE_PIDFD != 0 && pidfd >= 0)
+                .then(|| unsafe { OwnedFd::from_raw_fd(pidfd) });
+            Ok((pid as libc::pid_t, pidfd))
         }
         _ => Err(std::io::Error::last_os_error()),
     };
     // SAFETY: the mapping made above, no longer used by anyone.
     unsafe { libc::munmap(base, len) };
     cloned
+}
+
+/// Waits for the child `pid` (not a pidfd) to exit and reaps it; returns
+/// its exit code, or `None` when it was killed or could not be waited for.
+pub(super) fn reap(pid: libc::pid_t) -> Option<c_int> {
+    loop {
+        let mut status: c_int = 0;
+        // SAFETY: a valid pointer to a status word.
+        let ret = unsafe { libc::waitpid(pid, &mut status, libc::__WALL) };
+        if ret == pid {
+            return libc::WIFEXITED(status).then(|| libc::WEXITSTATUS(status));
+        }
+        if ret < 0 && errno() == libc::EINTR {
+            continue;
+        }
+        return None;
+    }
+}
+
+/// Moves the calling process into the namespace `fd` refers to, of type
+/// `nstype` (`CLONE_NEWUSER`, `CLONE_NEWNET`, …).
+pub(super) fn setns(fd: RawFd, nstype: c_int) -> SysResult<()> {
+    // SAFETY: plain integers only.
+    check(unsafe { libc::setns(fd, nstype) } as c_long).map(drop)
 }
 
 /// Ends the child at once.
