@@ -168,7 +168,9 @@ mod tests {
             for arch in [X86_64, I386] {
                 for &first in &firsts {
                     let args = [first, 0, 0, 0, 0, 0];
-                    let expected = match arch == X86_64 && nr == libc::SYS_clone3 as u32 {
+                    let native = arch == X86_64;
+                    let enosys = native && (nr == libc::SYS_clone3 as u32 || nr >= 0x4000_0000);
+                    let expected = match enosys {
                         true => 0x0005_0000 | libc::ENOSYS as u32,
                         false => eval(&chain, nr, arch, args),
                     };
@@ -179,5 +181,12 @@ mod tests {
             }
         }
         assert!(denied > 0);
+        // The x32 number of a denied call is refused too.
+        let x32_socket = libc::SYS_socket as u32 | 0x4000_0000;
+        let args = [libc::AF_INET as u64, 0, 0, 0, 0, 0];
+        assert_eq!(
+            eval(searched, x32_socket, X86_64, args),
+            0x0005_0000 | libc::ENOSYS as u32
+        );
     }
 }

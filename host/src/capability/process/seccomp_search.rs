@@ -8,7 +8,9 @@
 //! `clone3` filter it replaces would together (checked by evaluating both
 //! for every number and a set of arguments in the tests): a number the
 //! chain does not list is allowed, `clone3` gets `ENOSYS`, every listed
-//! number goes on into the chain unchanged.
+//! number goes on into the chain unchanged; and a number at or above the
+//! x32 bit, which the chain would allow, gets `ENOSYS` (an x32 `socket`
+//! must not pass where the native one is denied).
 
 use seccompiler::{BpfProgram, sock_filter};
 
@@ -28,6 +30,8 @@ const SECCOMP_RET_ALLOW: u32 = 0x7fff_0000;
 const SECCOMP_RET_ERRNO: u32 = 0x0005_0000;
 /// The offset of the call number in `struct seccomp_data`.
 const NR_OFFSET: u32 = 0;
+/// `__X32_SYSCALL_BIT`: x86-64's x32 calls are the native numbers with it.
+const X32_SYSCALL_BIT: u32 = 0x4000_0000;
 
 /// Where an instruction of the search goes.
 #[derive(Clone, Copy)]
@@ -75,7 +79,14 @@ pub(super) fn with_search(
     keys.push((enosys, To::Enosys));
     keys.sort_by_key(|(nr, _)| *nr);
     keys.dedup_by_key(|(nr, _)| *nr);
-    let mut search = Vec::new();
+    // x32 calls (the number with bit 30 set, same audit arch) would pass
+    // a filter that lists only the native numbers: none is allowed.
+    let mut search = vec![Insn {
+        code: BPF_JMP_JGE_K,
+        k: X32_SYSCALL_BIT,
+        jt: To::Enosys,
+        jf: To::Next,
+    }];
     node(&keys, &mut search);
     search.push(Insn {
         code: BPF_RET_K,
