@@ -16,6 +16,7 @@ mod layout;
 mod oci;
 mod push;
 mod read;
+mod registry;
 mod registry_get;
 mod source;
 mod url;

@@ -8,7 +8,7 @@ use oci_client::manifest::OciImageManifest;
 use oci_client::secrets::RegistryAuth;
 
 use super::layout::{CONFIG_MEDIA_TYPE, LAYER_MEDIA_TYPE, MANIFEST_MEDIA_TYPE, WasmConfig};
-use super::oci::{client, registry_error};
+use super::registry::{client, registry_error};
 use super::source::oci_source;
 use super::{FetchError, FetchOptions, Remote, block_on, oci_digest};
 

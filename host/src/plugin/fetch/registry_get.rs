@@ -9,8 +9,8 @@
 use oci_client::secrets::RegistryAuth;
 use oci_client::{Reference, RegistryOperation};
 
-use super::oci::registry_error;
 use super::read::read_capped;
+use super::registry::registry_error;
 use super::url::{http_client, request_error};
 use super::{FetchError, FetchOptions};
 
