@@ -37,8 +37,18 @@ pub fn generate(root: &Path, out_dir: &Path) -> Result<()> {
             path_str(&file)?,
         ));
     }
-    let wit = root.join("wit").join(&wit_version).join("tool.wit");
-    files.push((format!("wit/{wit_version}/tool.wit"), path_str(&wit)?));
+    // `tool.wit` and, from 0.2.2, the `wasi:` packages it uses (`deps/`).
+    let wit_dir = root.join("wit").join(&wit_version);
+    let mut wit = Vec::new();
+    walk(&wit_dir, &mut wit)?;
+    wit.sort();
+    for file in wit {
+        let rel = file.strip_prefix(&wit_dir)?;
+        files.push((
+            format!("wit/{wit_version}/{}", rel.display()),
+            path_str(&file)?,
+        ));
+    }
     let scaffold_lock = out_dir.join("scaffold-Cargo.lock");
     std::fs::write(&scaffold_lock, registry_only(&lock))?;
     files.push(("Cargo.lock".into(), path_str(&scaffold_lock)?));

@@ -26,6 +26,7 @@ mod exercised;
 mod fan_out;
 mod fixtures;
 mod fs_tools;
+mod grep_prefilter;
 mod guest_units;
 mod hard_links;
 mod host_memory;

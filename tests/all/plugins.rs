@@ -60,7 +60,7 @@ fn install_call_list_inspect_remove() {
     let wasm = std::fs::read(echo_path()).unwrap();
     assert_eq!(v["sha256"], warden::base::sha256_hex(&wasm));
     assert_eq!(v["size"], wasm.len());
-    assert_eq!(v["wit_version"], "0.2.1");
+    assert_eq!(v["wit_version"], "0.2.2");
     assert_eq!(v["manifest"]["capabilities"]["filesystem"], "none");
     let imports: Vec<_> = v["imports"]
         .as_array()
@@ -68,7 +68,7 @@ fn install_call_list_inspect_remove() {
         .iter()
         .map(|i| i["name"].as_str().unwrap())
         .collect();
-    assert!(imports.contains(&"warden:tool/types@0.2.1"), "{imports:?}");
+    assert!(imports.contains(&"warden:tool/types@0.2.2"), "{imports:?}");
     assert!(
         !imports.iter().any(|i| i.starts_with("wasi:filesystem")),
         "{imports:?}"

@@ -52,7 +52,9 @@ pub fn classify_import(name: &str) -> ImportClass {
         "warden:tool/host" | "warden:tool/types" => ImportClass::Host,
         "warden:tool/process" => ImportClass::Process,
         "warden:tool/interaction" => ImportClass::Interaction,
-        "wasi:filesystem/types" | "wasi:filesystem/preopens" => ImportClass::Filesystem,
+        "wasi:filesystem/types" | "wasi:filesystem/preopens" | "warden:tool/prefilter" => {
+            ImportClass::Filesystem
+        }
         "wasi:cli/environment" => ImportClass::Environment,
         i if i.starts_with("wasi:http/") => ImportClass::Http,
         i if i.starts_with("wasi:sockets/") => ImportClass::Sockets,

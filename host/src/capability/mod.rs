@@ -42,7 +42,9 @@ pub use fs_boundary::{
     BoundaryDenial, BoundaryReport, FsBoundary, FsOp, FsShared, MAX_BOUNDARY_DENIALS,
 };
 pub use grant::{FsAccess, FsGrant, Grant, GrantCut, InteractionGrant, WriteMode};
-pub use guarded_fs::{GuardedFs, HasGuardedFs};
+pub use guarded_fs::{
+    BadNeedles, Filtered, GuardedFs, HasGuardedFs, MAX_NEEDLE_LEN, MAX_NEEDLES, Needles,
+};
 pub use hard_links::MAX_WALK_ENTRIES;
 pub use imports::{ImportClass, classify_import};
 pub use manifest::{

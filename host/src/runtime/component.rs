@@ -15,7 +15,7 @@ use crate::capability::{Manifest, ManifestError};
 use crate::protocol::{ToolName, ToolSpec};
 
 /// The WIT package versions this host can run.
-pub const SUPPORTED_WIT: &[&str] = &["0.1.0", "0.1.1", "0.2.0", "0.2.1"];
+pub const SUPPORTED_WIT: &[&str] = &["0.1.0", "0.1.1", "0.2.0", "0.2.1", "0.2.2"];
 
 /// The interface every plugin must export, without its version.
 pub const PLUGIN_EXPORT: &str = "warden:tool/plugin";

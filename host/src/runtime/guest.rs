@@ -29,7 +29,7 @@ impl WitVersion {
     pub fn of(v: &str) -> Option<WitVersion> {
         match v {
             "0.1.0" | "0.1.1" => Some(WitVersion::V0_1),
-            "0.2.0" | "0.2.1" => Some(WitVersion::V0_2),
+            "0.2.0" | "0.2.1" | "0.2.2" => Some(WitVersion::V0_2),
             _ => None,
         }
     }
@@ -320,6 +320,7 @@ mod tests {
         assert_eq!(WitVersion::of("0.1.1"), Some(WitVersion::V0_1));
         assert_eq!(WitVersion::of("0.2.0"), Some(WitVersion::V0_2));
         assert_eq!(WitVersion::of("0.2.1"), Some(WitVersion::V0_2));
+        assert_eq!(WitVersion::of("0.2.2"), Some(WitVersion::V0_2));
         assert_eq!(WitVersion::of("0.3.0"), None);
         assert_eq!(WitVersion::of("1.0.0"), None);
     }

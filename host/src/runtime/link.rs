@@ -24,7 +24,8 @@ use crate::capability::{
 /// Warden host interface are always present; `wasi:sockets` never is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct LinkProfile {
-    /// `wasi:filesystem/types` and `wasi:filesystem/preopens`.
+    /// `wasi:filesystem/types`, `wasi:filesystem/preopens` and (0.2.2)
+    /// `warden:tool/prefilter`.
     pub filesystem: bool,
     /// `wasi:http/types` and `wasi:http/outgoing-handler`, behind egress.
     pub http: bool,
@@ -107,6 +108,9 @@ pub fn linker_for(
     sync::io::streams::add_to_linker::<CallState, HasDeadlineIo>(&mut l, CallState::bounded_io)?;
 
     if profile.filesystem {
+        if version == WitVersion::V0_2 {
+            v0_2::prefilter::add_to_linker::<CallState, HasSelf<CallState>>(&mut l, |s| s)?;
+        }
         sync::filesystem::types::add_to_linker::<CallState, HasGuardedFs>(
             &mut l,
             CallState::guarded_fs,

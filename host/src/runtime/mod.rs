@@ -20,6 +20,7 @@ mod interaction_call;
 mod interaction_iface;
 mod link;
 mod memory;
+mod prefilter_iface;
 mod process_call;
 mod process_iface;
 mod quota_report;

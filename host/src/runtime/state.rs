@@ -21,7 +21,7 @@ use super::memory::MemoryBudget;
 use super::process_call::ProcessCall;
 use crate::base::{CANCEL_GRACE, CancelToken, Interrupt, Limits, ProgressSink};
 use crate::capability::egress::{EgressCall, EgressHooks};
-use crate::capability::{CappedPipe, DeadlineIo, FsBoundary, Grant, GuardedFs};
+use crate::capability::{CappedPipe, DeadlineIo, FsBoundary, Grant, GuardedFs, Needles};
 
 /// Store data for one call.
 pub struct CallState {
@@ -44,6 +44,8 @@ pub struct CallState {
     /// The call's plan, questions and notes, when its grant includes
     /// interaction (never in a worker).
     pub(crate) interaction: Option<InteractionState>,
+    /// `prefilter`'s search for the last needle set it was given.
+    pub(crate) needles: Option<Needles>,
 }
 
 /// The WASI side of a store.
@@ -129,6 +131,7 @@ impl CallState {
             fan: FanOutRole::default(),
             process: None,
             interaction: None,
+            needles: None,
         }
     }
 

@@ -1,9 +1,18 @@
-//! Generated guest bindings for `warden:tool@0.2.1`, kept out of the public
-//! surface: plugin authors see [`crate::Tool`], never these types.
+//! Generated guest bindings for `warden:tool@0.2.2`, kept out of the public
+//! surface: plugin authors see [`crate::Tool`], never these types. The
+//! `wasi:` types are `wasip2`'s, so a descriptor the SDK opened can be
+//! passed to `prefilter`.
 
 wit_bindgen::generate!({
-    path: "../../wit/0.2.1",
+    path: "../../wit/0.2.2",
     world: "tool-plugin",
+    with: {
+        "wasi:io/error@0.2.12": wasip2::io::error,
+        "wasi:io/poll@0.2.12": wasip2::io::poll,
+        "wasi:io/streams@0.2.12": wasip2::io::streams,
+        "wasi:clocks/wall-clock@0.2.12": wasip2::clocks::wall_clock,
+        "wasi:filesystem/types@0.2.12": wasip2::filesystem::types,
+    },
     export_macro_name: "__export_bindings",
     pub_export_macro: true,
     default_bindings_module: "warden_sdk::bindings",
@@ -13,6 +22,7 @@ wit_bindgen::generate!({
 pub use exports::warden::tool::plugin::Guest;
 pub use warden::tool::host;
 pub use warden::tool::interaction;
+pub use warden::tool::prefilter;
 pub use warden::tool::process;
 pub use warden::tool::types::{
     Annotations, CallContext, ErrorKind, ToolError, ToolOutput, ToolSpec,

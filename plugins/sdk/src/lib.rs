@@ -57,7 +57,7 @@ pub use serde_json;
 pub use workers::{FanOutError, fan_out, is_worker, parallelism};
 
 /// The version of the WIT contract this SDK builds plugins against.
-pub const WIT_VERSION: &str = "0.2.1";
+pub const WIT_VERSION: &str = "0.2.2";
 
 /// Behaviour hints shown to the host. They inform scheduling and approval
 /// prompts; the host never relies on them for security.

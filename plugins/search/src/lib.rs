@@ -5,6 +5,7 @@
 //! follows symlinks. Every path shown is workspace-relative: neither the
 //! guest preopen nor a host path appears in output or errors.
 
+mod literals;
 mod run;
 mod searcher;
 mod shard;
@@ -18,6 +19,7 @@ use warden_sdk::{
 };
 
 use searcher::Searcher;
+use warden_sdk::walk::Filter;
 
 /// Matching lines shown when the input gives no `max_matches`.
 const DEFAULT_MAX_MATCHES: usize = 200;
@@ -123,6 +125,10 @@ pub(crate) fn searcher(input: &Input) -> Result<Searcher, ToolError> {
         .build()
         .map_err(|e| ToolError::invalid_input(format!("invalid regex: {e}")))?;
     let context = input.context.unwrap_or(0);
+    let filter = literals::required(&pattern, input.case_insensitive).map(|needles| Filter {
+        needles,
+        sniff: run::SNIFF as u32,
+    });
     Ok(Searcher {
         regex,
         before: input.before.unwrap_or(context).min(MAX_CONTEXT),
@@ -131,5 +137,6 @@ pub(crate) fn searcher(input: &Input) -> Result<Searcher, ToolError> {
             .max_matches
             .unwrap_or(DEFAULT_MAX_MATCHES)
             .clamp(1, MAX_MATCHES),
+        filter,
     })
 }

@@ -18,7 +18,7 @@ use crate::{Globs, Input, searcher, shard};
 /// Files larger than this are skipped rather than read whole.
 pub(crate) const MAX_FILE_SIZE: u64 = 64 * 1024 * 1024;
 /// Bytes inspected for a NUL to decide a file is binary.
-const SNIFF: usize = 8 * 1024;
+pub(crate) const SNIFF: usize = 8 * 1024;
 
 /// The `glob` input as walk overrides rooted at `base`.
 pub(crate) fn overrides(base: &Path, globs: Option<&Globs>) -> Result<Override, ToolError> {
@@ -62,7 +62,7 @@ pub(crate) fn grep(target: &WorkspacePath, input: &Input) -> Result<Output, Tool
         let mut progress = WalkProgress::new("grep", "files");
         tally.cancelled = walk_files(target, input, &mut |dir, name, below| {
             // A file that vanished or cannot be read is skipped, as ripgrep does.
-            if let Ok(content) = dir.read(name, MAX_FILE_SIZE) {
+            if let Ok(content) = read_file(dir, name, &searcher) {
                 progress.entry(content.bytes_read());
                 let shown = shown_below(shown, below);
                 search_contents(&searcher, &shown, content, &mut sink, &mut tally);
@@ -172,12 +172,28 @@ pub(crate) fn shown_below(shown: &str, below: &str) -> String {
     }
 }
 
+/// Read the file `name` in `dir` for `searcher`: through the host's
+/// prefilter when the pattern requires literals.
+pub(crate) fn read_file(
+    dir: &WalkDir,
+    name: &str,
+    searcher: &Searcher,
+) -> std::io::Result<Contents> {
+    match &searcher.filter {
+        Some(filter) => dir.read_filtered(name, MAX_FILE_SIZE, filter),
+        None => dir.read(name, MAX_FILE_SIZE),
+    }
+}
+
 /// A file's bytes sorted for the search.
 pub(crate) enum Sniffed {
     /// Over [`MAX_FILE_SIZE`]: not read.
     Large,
     /// A NUL in the first 8 KiB.
     Binary,
+    /// Text holding none of the literals a match requires: searched, by
+    /// the host's prefilter, without a match.
+    Unmatched,
     /// Searched.
     Text(Vec<u8>),
 }
@@ -187,6 +203,12 @@ pub(crate) enum Sniffed {
 pub(crate) fn sniff(content: Contents) -> Sniffed {
     match content {
         Contents::TooLarge => Sniffed::Large,
+        Contents::Absent {
+            nul_in_head: true, ..
+        } => Sniffed::Binary,
+        Contents::Absent {
+            nul_in_head: false, ..
+        } => Sniffed::Unmatched,
         Contents::Bytes(bytes) if memchr::memchr(0, &bytes[..bytes.len().min(SNIFF)]).is_some() => {
             Sniffed::Binary
         }
@@ -205,6 +227,7 @@ pub(crate) fn search_contents(
     match sniff(content) {
         Sniffed::Large => tally.large += 1,
         Sniffed::Binary => tally.binary += 1,
+        Sniffed::Unmatched => tally.searched += 1,
         Sniffed::Text(bytes) => {
             tally.searched += 1;
             s.search(shown, &bytes, sink);

@@ -10,6 +10,7 @@ use std::fmt::Write as _;
 
 use memchr::{memchr, memchr_iter, memrchr};
 use regex::bytes::Regex;
+use warden_sdk::walk::Filter;
 
 /// Characters of a line shown; the rest is cut with a marker.
 const MAX_LINE_CHARS: usize = 500;
@@ -35,6 +36,9 @@ pub struct Searcher {
     pub after: usize,
     /// Stop after this many matching lines, across all files.
     pub max_matches: usize,
+    /// Literals one of which every match contains, for the host to look
+    /// for before a file is read into the guest.
+    pub filter: Option<Filter>,
 }
 
 /// Output and counts accumulated across files.
@@ -184,6 +188,7 @@ mod tests {
             before: context,
             after: context,
             max_matches: max,
+            filter: None,
         };
         let mut sink = Sink::default();
         s.search("f", text.as_bytes(), &mut sink);

@@ -21,12 +21,10 @@
 use std::path::Path;
 
 use serde::{Deserialize, Serialize};
-use warden_sdk::walk::{
-    Dir, Flow, Kind, Piece, WalkProgress, Walker, group, plan, read_path, start,
-};
+use warden_sdk::walk::{Flow, Kind, Piece, WalkProgress, Walker, group, plan, read_path, start};
 use warden_sdk::{Output, ToolError, WorkspacePath, serde_json};
 
-use crate::run::{MAX_FILE_SIZE, Sniffed, is_cancelled, overrides, shown_below, sniff};
+use crate::run::{MAX_FILE_SIZE, Sniffed, is_cancelled, overrides, read_file, shown_below, sniff};
 use crate::searcher::{MAX_OUTPUT, Searcher, Sink};
 use crate::summary::Tally;
 use crate::{Input, searcher};
@@ -227,7 +225,7 @@ fn search_pieces(target: &WorkspacePath, task: &Task) -> Result<Part, ToolError>
         }
         let this = seq;
         seq += 1;
-        let Ok(content) = dir.read(name, MAX_FILE_SIZE) else {
+        let Ok(content) = read_file(dir, name, &searcher) else {
             progress.entry(0);
             return Flow::Continue;
         };
@@ -236,6 +234,10 @@ fn search_pieces(target: &WorkspacePath, task: &Task) -> Result<Part, ToolError>
         let found = match sniff(content) {
             Sniffed::Large => Found::Large,
             Sniffed::Binary => Found::Binary,
+            Sniffed::Unmatched => {
+                part.searched += 1;
+                return Flow::Continue;
+            }
             Sniffed::Text(bytes) => {
                 part.searched += 1;
                 let (start, before) = (sink.text.len(), sink.matches);

@@ -17,10 +17,13 @@
 mod descriptor;
 mod links;
 mod listing;
+mod prefilter;
 mod quota;
 mod read;
 mod record;
 mod resolve;
+
+pub use prefilter::{BadNeedles, Filtered, MAX_NEEDLE_LEN, MAX_NEEDLES, Needles};
 
 use wasmtime::component::{HasData, Resource};
 use wasmtime_wasi::filesystem::{Descriptor, WasiFilesystemCtxView};

@@ -61,6 +61,13 @@ pub enum Contents {
     Bytes(Vec<u8>),
     /// Larger than the limit asked for; not read.
     TooLarge,
+    /// Read by the host, which found none of a [`Filter`]'s needles in it.
+    Absent {
+        /// The file's length.
+        size: u64,
+        /// A NUL among its first [`Filter::sniff`] bytes.
+        nul_in_head: bool,
+    },
 }
 
 impl Contents {
@@ -69,6 +76,38 @@ impl Contents {
         match self {
             Contents::Bytes(bytes) => bytes.len() as u64,
             Contents::TooLarge => 0,
+            Contents::Absent { size, .. } => *size,
+        }
+    }
+}
+
+/// Literals one of which every match contains: a file without any of
+/// them is not handed over ([`Contents::Absent`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Filter {
+    /// 1 to 64 needles, each 1 to 256 bytes (the host refuses others).
+    pub needles: Vec<Vec<u8>>,
+    /// Bytes at the head of an absent file checked for a NUL.
+    pub sniff: u32,
+}
+
+impl Filter {
+    /// Whether `bytes` holds one of the needles.
+    pub fn matches(&self, bytes: &[u8]) -> bool {
+        self.needles
+            .iter()
+            .any(|n| bytes.windows(n.len()).any(|w| w == n.as_slice()))
+    }
+
+    /// What a file's whole `bytes` come to under this filter.
+    pub fn sort(&self, bytes: Vec<u8>) -> Contents {
+        if self.matches(&bytes) {
+            return Contents::Bytes(bytes);
+        }
+        let head = &bytes[..bytes.len().min(self.sniff as usize)];
+        Contents::Absent {
+            size: bytes.len() as u64,
+            nul_in_head: head.contains(&0),
         }
     }
 }
@@ -81,6 +120,9 @@ pub trait Dir: Sized {
     fn open_dir(&self, name: &str) -> io::Result<Self>;
     /// Read the regular file `name` whole, unless it is over `max` bytes.
     fn read(&self, name: &str, max: u64) -> io::Result<Contents>;
+    /// [`Dir::read`], but a file holding none of `filter`'s needles may
+    /// come back [`Contents::Absent`] instead of its bytes.
+    fn read_filtered(&self, name: &str, max: u64, filter: &Filter) -> io::Result<Contents>;
 }
 
 /// Whether the walk goes on.
@@ -292,7 +334,7 @@ impl Level {
 fn small<D: Dir>(dir: &D, name: &str) -> Option<Vec<u8>> {
     match dir.read(name, 1024 * 1024) {
         Ok(Contents::Bytes(bytes)) => Some(bytes),
-        Ok(Contents::TooLarge) | Err(_) => None,
+        Ok(Contents::TooLarge | Contents::Absent { .. }) | Err(_) => None,
     }
 }
 
@@ -323,7 +365,7 @@ pub mod native {
     use std::io;
     use std::path::PathBuf;
 
-    use super::{Contents, Dir, Entry, Kind};
+    use super::{Contents, Dir, Entry, Filter, Kind};
 
     /// A host directory by path.
     pub struct NativeDir(pub PathBuf);
@@ -365,6 +407,13 @@ pub mod native {
             }
             super::read_path(&path, max)
         }
+
+        fn read_filtered(&self, name: &str, max: u64, filter: &Filter) -> io::Result<Contents> {
+            Ok(match self.read(name, max)? {
+                Contents::Bytes(bytes) => filter.sort(bytes),
+                other => other,
+            })
+        }
     }
 }
 
@@ -377,10 +426,14 @@ pub mod wasi {
         Descriptor, DescriptorFlags, DescriptorType, ErrorCode, OpenFlags, PathFlags,
     };
 
-    use super::{Contents, Dir, Entry, Kind};
+    use super::{Contents, Dir, Entry, Filter, Kind};
+    use crate::bindings::prefilter::{self, Found, PrefilterError};
 
     /// Bytes asked for by a file's first read.
     const FIRST_READ: u64 = 256 * 1024;
+    /// Bytes asked for by each filtered read: the most one host read
+    /// returns, so that the host sees all of most files at once.
+    const FILTERED_READ: u64 = 4 * 1024 * 1024;
 
     /// An open directory handle.
     pub struct WasiDir(pub Descriptor);
@@ -435,42 +488,102 @@ pub mod wasi {
         }
 
         fn read(&self, name: &str, max: u64) -> io::Result<Contents> {
-            let file = self
-                .0
+            let file = self.open_file(name)?;
+            // Most files end within the first read, which says so: no
+            // `stat` for them. A longer one is measured before the rest.
+            let (bytes, end) = file
+                .read(FIRST_READ.min(max.saturating_add(1)), 0)
+                .map_err(error)?;
+            read_rest(&file, bytes, end, max)
+        }
+
+        fn read_filtered(&self, name: &str, max: u64, filter: &Filter) -> io::Result<Contents> {
+            let file = self.open_file(name)?;
+            // The host reads the file a chunk at a time and hands one over
+            // only when it holds a needle. Chunks overlap by a needle's
+            // length less one, so no needle is missed across their ends.
+            let longest = filter.needles.iter().map(Vec::len).max().unwrap_or(1);
+            let overlap = longest.saturating_sub(1) as u64;
+            let (mut offset, mut nul_in_head) = (0u64, false);
+            loop {
+                let len = FILTERED_READ.min(max.saturating_add(1).saturating_sub(offset));
+                let found =
+                    prefilter::read_if_contains(&file, len, offset, &filter.needles, filter.sniff);
+                match found {
+                    Ok(Found::Bytes((bytes, end))) if offset == 0 => {
+                        return read_rest(&file, bytes, end, max);
+                    }
+                    // A needle past the first chunk: the file is searched whole.
+                    Ok(Found::Bytes(_)) | Err(PrefilterError::BadNeedles) => break,
+                    Ok(Found::Absent(a)) => {
+                        if offset == 0 {
+                            nul_in_head = a.nul_in_head;
+                        }
+                        let size = offset + a.size;
+                        if size > max {
+                            return Ok(Contents::TooLarge);
+                        }
+                        if a.end {
+                            return Ok(Contents::Absent { size, nul_in_head });
+                        }
+                        if a.size <= overlap {
+                            break;
+                        }
+                        offset = size - overlap;
+                    }
+                    Err(PrefilterError::Read(code)) => return Err(error(code)),
+                }
+            }
+            let (bytes, end) = file
+                .read(FIRST_READ.min(max.saturating_add(1)), 0)
+                .map_err(error)?;
+            read_rest(&file, bytes, end, max)
+        }
+    }
+
+    impl WasiDir {
+        /// Open the regular file `name` for reading, not following a symlink.
+        fn open_file(&self, name: &str) -> io::Result<Descriptor> {
+            self.0
                 .open_at(
                     PathFlags::empty(),
                     name,
                     OpenFlags::empty(),
                     DescriptorFlags::READ,
                 )
-                .map_err(error)?;
-            // Most files end within the first read, which says so: no
-            // `stat` for them. A longer one is measured before the rest.
-            let (mut bytes, mut end) = file
-                .read(FIRST_READ.min(max.saturating_add(1)), 0)
-                .map_err(error)?;
-            if end {
-                return Ok(if bytes.len() as u64 > max {
-                    Contents::TooLarge
-                } else {
-                    Contents::Bytes(bytes)
-                });
-            }
-            let size = file.stat().map_err(error)?.size;
-            if size > max {
-                return Ok(Contents::TooLarge);
-            }
-            // Bytes appended after the stat are left out, as if read a
-            // moment earlier; a host may hand out less than asked per read.
-            while !end && (bytes.len() as u64) < size {
-                let (more, eof) = file
-                    .read(size - bytes.len() as u64, bytes.len() as u64)
-                    .map_err(error)?;
-                end = eof || more.is_empty();
-                bytes.extend_from_slice(&more);
-            }
-            Ok(Contents::Bytes(bytes))
+                .map_err(error)
         }
+    }
+
+    /// The rest of `file` after a first read of `bytes` from its start
+    /// (`end` when that reached the end), unless it is over `max` bytes.
+    fn read_rest(
+        file: &Descriptor,
+        mut bytes: Vec<u8>,
+        mut end: bool,
+        max: u64,
+    ) -> io::Result<Contents> {
+        if end {
+            return Ok(if bytes.len() as u64 > max {
+                Contents::TooLarge
+            } else {
+                Contents::Bytes(bytes)
+            });
+        }
+        let size = file.stat().map_err(error)?.size;
+        if size > max {
+            return Ok(Contents::TooLarge);
+        }
+        // Bytes appended after the stat are left out, as if read a
+        // moment earlier; a host may hand out less than asked per read.
+        while !end && (bytes.len() as u64) < size {
+            let (more, eof) = file
+                .read(size - bytes.len() as u64, bytes.len() as u64)
+                .map_err(error)?;
+            end = eof || more.is_empty();
+            bytes.extend_from_slice(&more);
+        }
+        Ok(Contents::Bytes(bytes))
     }
 
     /// A `wasi:filesystem` error as an I/O error of the matching kind.

@@ -17,6 +17,7 @@ mod files;
 mod flood;
 mod hostcalls;
 mod meta;
+mod prefilter;
 mod probe;
 mod protected;
 mod script;
@@ -82,6 +83,7 @@ register!(
     files::Mkdir,
     files::List,
     meta::StatPath,
+    prefilter::PrefilterRead,
     meta::ReadLink,
     hostcalls::BigLog,
     hostcalls::OpenMany,
