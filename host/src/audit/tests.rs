@@ -323,3 +323,24 @@ fn after_a_record_fails_to_be_written_every_reservation_fails() {
     std::fs::remove_dir_all(&anchor).unwrap();
     assert!(log.reserve(RECORD_ROOM).is_err());
 }
+
+#[test]
+fn room_is_reserved_ahead_so_the_next_calls_allocate_nothing() {
+    use std::os::unix::fs::MetadataExt;
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("audit.jsonl");
+    let log = AuditLog::open(&path).unwrap();
+    let blocks = || std::fs::metadata(&path).unwrap().blocks();
+    let opened = blocks();
+    assert!(
+        opened * 512 >= RECORD_ROOM,
+        "nothing reserved: {opened} blocks"
+    );
+    for i in 0..10 {
+        log.reserve(RECORD_ROOM + 4096).unwrap();
+        log.append(event(i)).unwrap();
+        log.flush().unwrap();
+    }
+    // Each reservation found its room among the blocks the log held.
+    assert_eq!(blocks(), opened);
+}
