@@ -5,6 +5,7 @@
 //! command never outlives the call's deadline or its cancellation, and
 //! keeps no more output than the grant allows.
 
+use std::cell::RefCell;
 use std::ffi::OsString;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -66,7 +67,7 @@ impl wit::Host for CallState {
             None
         };
         let grant = call.grant.clone();
-        let ran = wasmtime_wasi::runtime::in_tokio(process::run(&grant, &req));
+        let ran = on_this_thread(process::run(&grant, &req));
         match ran {
             Ok(report) => {
                 if let Some(call) = &mut self.process {
@@ -77,6 +78,25 @@ impl wit::Host for CallState {
             Err(e) => Err(run_error(e)),
         }
     }
+}
+
+/// Runs `f` on a current-thread runtime of the calling thread (made on
+/// first use and kept), so that the process's exit and output wake this
+/// thread itself rather than a worker that then wakes it; on wasmtime's
+/// runtime when that cannot be (re-entered, or not made).
+fn on_this_thread<F: std::future::Future>(f: F) -> F::Output {
+    thread_local! {
+        static LOCAL: RefCell<Option<tokio::runtime::Runtime>> = RefCell::new(
+            tokio::runtime::Builder::new_current_thread().enable_all().build().ok(),
+        );
+    }
+    LOCAL.with(|local| match local.try_borrow_mut() {
+        Ok(runtime) => match runtime.as_ref() {
+            Some(runtime) => runtime.block_on(f),
+            None => wasmtime_wasi::runtime::in_tokio(f),
+        },
+        Err(_) => wasmtime_wasi::runtime::in_tokio(f),
+    })
 }
 
 impl CallState {

@@ -33,6 +33,7 @@ mod shared_net;
 mod spawn;
 #[allow(unsafe_code)]
 mod spawner;
+#[allow(unsafe_code)]
 mod supervise;
 #[allow(unsafe_code)]
 mod support;
