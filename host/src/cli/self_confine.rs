@@ -10,7 +10,7 @@
 use std::path::{Path, PathBuf};
 
 use crate::capability::FsAccess;
-use crate::capability::process::{HostPaths, confine_host, support};
+use crate::capability::process::{HostPaths, confine_host, landlock_abi};
 use crate::home::Home;
 use crate::policy::Policy;
 
@@ -25,7 +25,7 @@ pub fn confine_self(
     policy: &Policy,
     read: Vec<PathBuf>,
 ) -> Option<String> {
-    if support().landlock_abi == 0 {
+    if landlock_abi() == 0 {
         return None;
     }
     let reach = policy.host_reach();

@@ -18,7 +18,8 @@ use landlock::{
 };
 
 use super::landlock::{ABI_USED, SYSTEM_DIRS, all_fs, open_path};
-use super::{ProcessError, spawner, support};
+use super::support::{landlock_abi, pids_cgroup_parent, require_landlock};
+use super::{ProcessError, spawner};
 use crate::capability::FsAccess;
 
 /// What the confined host may touch.
@@ -65,8 +66,8 @@ pub fn confine_host(paths: &HostPaths) -> Result<HostConfinement, ProcessError> 
     if n != 1 {
         return Err(ProcessError::HostThreads(n));
     }
-    let support = support();
-    support.admit(super::ConfinementMode::UnboundedProcesses)?;
+    require_landlock(landlock_abi())?;
+    let pids_cgroup = pids_cgroup_parent();
     std::fs::create_dir_all(&paths.data_dir).map_err(|source| ProcessError::Workspace {
         path: paths.data_dir.clone(),
         source,
@@ -105,7 +106,7 @@ pub fn confine_host(paths: &HostPaths) -> Result<HostConfinement, ProcessError> 
         Some(paths.data_dir.clone()),
         paths.cache_dir.clone(),
         Some(std::env::temp_dir()),
-        support.pids_cgroup.clone(),
+        pids_cgroup,
     ];
     allowed.extend(writable.into_iter().flatten().map(|p| (p, all_fs())));
 

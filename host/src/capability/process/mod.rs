@@ -50,7 +50,10 @@ pub use report::{
     ProcessUse, StopReason,
 };
 pub use request::{LineSink, MAX_LINE, OutputLine, ProcessRequest, Stream, shell_argv};
-pub use support::{NamespaceError, REQUIRED_LANDLOCK_ABI, Support, support};
+pub use support::{
+    NamespaceError, REQUIRED_LANDLOCK_ABI, Support, landlock_abi, pids_cgroup_parent,
+    require_landlock, support,
+};
 
 use crate::capability::FsAccess;
 

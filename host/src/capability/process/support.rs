@@ -43,10 +43,49 @@ pub enum NamespaceError {
     ProbeFailed,
 }
 
-/// The probed support, cached for the life of the process.
+/// The probed support, cached for the life of the process. The first call
+/// starts a probe process in new namespaces (about half a millisecond), so
+/// only a process call asks for it; confining the host needs only
+/// [`landlock_abi`] and [`pids_cgroup_parent`].
 pub fn support() -> &'static Support {
     static SUPPORT: OnceLock<Support> = OnceLock::new();
     SUPPORT.get_or_init(Support::probe)
+}
+
+/// The kernel's Landlock ABI (0 without Landlock), asked once.
+pub fn landlock_abi() -> u8 {
+    static ABI: OnceLock<u8> = OnceLock::new();
+    *ABI.get_or_init(|| match simulated_missing("LANDLOCK") {
+        true => 0,
+        false => sys::landlock_abi(),
+    })
+}
+
+/// Where a pids cgroup can be made for each call, probed once.
+pub fn pids_cgroup_parent() -> Option<PathBuf> {
+    static PARENT: OnceLock<Option<PathBuf>> = OnceLock::new();
+    PARENT
+        .get_or_init(|| match simulated_missing("CGROUP") {
+            true => None,
+            false => cgroup::probe_parent(),
+        })
+        .clone()
+}
+
+/// Refuses a kernel whose Landlock cannot express the process rules.
+pub fn require_landlock(abi: u8) -> Result<(), ProcessError> {
+    match abi {
+        0 => Err(ProcessError::Unavailable {
+            missing: "Landlock (this kernel does not have it enabled)".into(),
+        }),
+        abi if abi < REQUIRED_LANDLOCK_ABI => Err(ProcessError::Unavailable {
+            missing: format!(
+                "Landlock ABI {REQUIRED_LANDLOCK_ABI} (Linux 6.12+) for TCP and scope rules; \
+                 this kernel has ABI {abi}"
+            ),
+        }),
+        _ => Ok(()),
+    }
 }
 
 fn simulated_missing(what: &str) -> bool {
@@ -54,24 +93,18 @@ fn simulated_missing(what: &str) -> bool {
 }
 
 impl Support {
-    /// Probes the kernel now (uncached).
+    /// Probes the kernel now (uncached, but for the Landlock ABI and the
+    /// cgroup parent, which are asked once).
     pub fn probe() -> Support {
-        let landlock_abi = match simulated_missing("LANDLOCK") {
-            true => 0,
-            false => sys::landlock_abi(),
-        };
         let namespaces = match simulated_missing("USERNS") {
             true => Err(NamespaceError::Simulated),
             false => probe_namespaces(),
         };
         Support {
-            landlock_abi,
+            landlock_abi: landlock_abi(),
             namespaces,
             seccomp: !simulated_missing("SECCOMP") && sys::seccomp_available(),
-            pids_cgroup: match simulated_missing("CGROUP") {
-                true => None,
-                false => cgroup::probe_parent(),
-            },
+            pids_cgroup: pids_cgroup_parent(),
             root: rustix::process::geteuid().is_root(),
         }
     }
@@ -79,16 +112,7 @@ impl Support {
     /// How processes are bounded under `mode`, or why `mode` cannot run here.
     pub fn admit(&self, mode: ConfinementMode) -> Result<ProcessBound, ProcessError> {
         let missing = |what: String| Err(ProcessError::Unavailable { missing: what });
-        match self.landlock_abi {
-            0 => return missing("Landlock (this kernel does not have it enabled)".into()),
-            abi if abi < REQUIRED_LANDLOCK_ABI => {
-                return missing(format!(
-                    "Landlock ABI {REQUIRED_LANDLOCK_ABI} (Linux 6.12+) for TCP and scope \
-                     rules; this kernel has ABI {abi}"
-                ));
-            }
-            _ => {}
-        }
+        require_landlock(self.landlock_abi)?;
         if let Err(why) = &self.namespaces {
             return missing(format!("unprivileged user namespaces ({why})"));
         }
