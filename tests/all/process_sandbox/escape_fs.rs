@@ -3,6 +3,7 @@
 
 use std::fs;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use warden::capability::process::ProcessGrant;
 use warden::capability::{FsAccess, PathGuard, ProtectedReads};
@@ -14,8 +15,12 @@ struct HomeCanary(std::path::PathBuf);
 
 impl HomeCanary {
     fn new(content: &str) -> HomeCanary {
+        // A name of its own per canary: tests of one process run at once,
+        // and one's canary must not be written or removed by another's.
+        static NEXT: AtomicU64 = AtomicU64::new(0);
+        let n = NEXT.fetch_add(1, Ordering::Relaxed);
         let home = std::env::var_os("HOME").unwrap();
-        let path = Path::new(&home).join(format!(".warden-canary-{}", std::process::id()));
+        let path = Path::new(&home).join(format!(".warden-canary-{}-{n}", std::process::id()));
         fs::write(&path, content).unwrap();
         HomeCanary(path)
     }
