@@ -2,11 +2,18 @@
 //! beside the log (`anchor.json`) so that a log cut short, rewritten from
 //! some record on, or deleted no longer verifies.
 //!
-//! Invariant: the anchor is replaced whole ([`write_atomic`]) only after
-//! the records it names are synced, under the log's lock, so it never
-//! names more of the log than is on disk; after a crash it may lag the log
-//! (its rename is not made durable: [`Rename::MayRevert`]), never lead it.
+//! Invariant: the anchor is moved only after the records it names are
+//! synced, under the log's lock, so it never names more of the log than is
+//! on disk; after a crash it may lag the log, never lead it. It is always
+//! [`ANCHOR_BYTES`] long, so it is moved by overwriting its first sector in
+//! place and syncing that (a sector is written whole or not at all); only a
+//! missing or odd file (another length, a link, not a regular file) is
+//! replaced whole ([`write_atomic`], its rename not made durable:
+//! [`Rename::MayRevert`]). Readers hold the log's lock, so none sees a
+//! write half done.
 
+use std::fs::{File, OpenOptions};
+use std::os::unix::fs::{FileExt, MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
@@ -39,8 +46,52 @@ pub fn read_anchor(path: &Path) -> std::io::Result<Option<Anchor>> {
     }
 }
 
-/// Replace the anchor at `path`.
+/// A shared lock on the log at `log`, held until the returned file is
+/// dropped: writers wait while it is held, so the log and the anchor read
+/// under it agree (and no anchor is read half written). `None` when there
+/// is no log.
+pub fn read_lock(log: &Path) -> std::io::Result<Option<File>> {
+    match File::open(log) {
+        Ok(file) => {
+            file.lock_shared()?;
+            Ok(Some(file))
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(e),
+    }
+}
+
+/// The length of every anchor file: its JSON, padded with spaces and ended
+/// with a newline. Under 512 bytes, so it lies in the file's first sector.
+pub const ANCHOR_BYTES: usize = 256;
+
+/// Move the anchor at `path` to `anchor`: in place when the file is an
+/// anchor of the fixed length (one write and one data sync, no new file),
+/// otherwise by replacing it whole.
 pub(super) fn write_anchor(path: &Path, anchor: &Anchor) -> std::io::Result<()> {
-    let bytes = serde_json::to_vec(anchor).map_err(std::io::Error::other)?;
+    let mut bytes = serde_json::to_vec(anchor).map_err(std::io::Error::other)?;
+    if bytes.len() < ANCHOR_BYTES {
+        bytes.resize(ANCHOR_BYTES - 1, b' ');
+        bytes.push(b'\n');
+        if let Some(file) = open_in_place(path) {
+            file.write_all_at(&bytes, 0)?;
+            return file.sync_data();
+        }
+    }
     write_atomic(path, &bytes, PRIVATE_FILE, Rename::MayRevert)
+}
+
+/// The anchor at `path` opened for writing, if it can be overwritten in
+/// place: a regular file of [`ANCHOR_BYTES`] with no other name (a write
+/// through a hard link would change the other file too). Opened without
+/// following a symbolic link and without blocking on a FIFO.
+fn open_in_place(path: &Path) -> Option<File> {
+    let file = OpenOptions::new()
+        .write(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
+        .open(path)
+        .ok()?;
+    let meta = file.metadata().ok()?;
+    let fits = meta.is_file() && meta.len() == ANCHOR_BYTES as u64 && meta.nlink() == 1;
+    fits.then_some(file)
 }

@@ -14,7 +14,7 @@ mod record;
 mod verify;
 mod writer;
 
-pub use anchor::{Anchor, anchor_path, read_anchor};
+pub use anchor::{ANCHOR_BYTES, Anchor, anchor_path, read_anchor, read_lock};
 pub use log::{AuditError, AuditLog, RECORD_ROOM};
 pub use record::{
     AppliedFile, AuditEvent, AuditRecord, CallAudit, ExercisedAudit, GENESIS, redact,

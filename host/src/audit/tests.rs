@@ -344,3 +344,67 @@ fn room_is_reserved_ahead_so_the_next_calls_allocate_nothing() {
     // Each reservation found its room among the blocks the log held.
     assert_eq!(blocks(), opened);
 }
+
+/// The anchor file's inode, length and anchor.
+fn anchor_state(path: &std::path::Path) -> (u64, u64, Anchor) {
+    use std::os::unix::fs::MetadataExt;
+    let anchor = anchor_path(path);
+    let meta = std::fs::symlink_metadata(&anchor).unwrap();
+    (meta.ino(), meta.len(), read_anchor(&anchor).unwrap().unwrap())
+}
+
+#[test]
+fn the_anchor_is_moved_in_place_with_no_new_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("audit.jsonl");
+    let log = AuditLog::open(&path).unwrap();
+    log.append(event(0)).unwrap();
+    log.flush().unwrap();
+    let (ino, len, first) = anchor_state(&path);
+    assert_eq!(len, ANCHOR_BYTES as u64);
+    assert_eq!(first.records, 1);
+    log.append(event(1)).unwrap();
+    log.flush().unwrap();
+    let (ino_after, len_after, second) = anchor_state(&path);
+    assert_eq!((ino_after, len_after), (ino, len), "the anchor was replaced");
+    assert_eq!(second.records, 2);
+    drop(log);
+    assert!(check(&path).intact());
+}
+
+#[test]
+fn an_anchor_with_a_second_name_is_replaced_not_written_through() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("audit.jsonl");
+    let log = AuditLog::open(&path).unwrap();
+    log.append(event(0)).unwrap();
+    log.flush().unwrap();
+    let other = dir.path().join("other.json");
+    std::fs::hard_link(anchor_path(&path), &other).unwrap();
+    let before = std::fs::read(&other).unwrap();
+    log.append(event(1)).unwrap();
+    log.flush().unwrap();
+    assert_eq!(std::fs::read(&other).unwrap(), before);
+    assert_eq!(anchor_state(&path).2.records, 2);
+}
+
+#[test]
+fn a_linked_anchor_is_replaced_not_followed() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("audit.jsonl");
+    let log = AuditLog::open(&path).unwrap();
+    log.append(event(0)).unwrap();
+    log.flush().unwrap();
+    // A copy of the anchor elsewhere, and the anchor a link to it.
+    let elsewhere = dir.path().join("elsewhere.json");
+    std::fs::copy(anchor_path(&path), &elsewhere).unwrap();
+    let before = std::fs::read(&elsewhere).unwrap();
+    std::fs::remove_file(anchor_path(&path)).unwrap();
+    std::os::unix::fs::symlink(&elsewhere, anchor_path(&path)).unwrap();
+    log.append(event(1)).unwrap();
+    log.flush().unwrap();
+    assert_eq!(std::fs::read(&elsewhere).unwrap(), before);
+    let meta = std::fs::symlink_metadata(anchor_path(&path)).unwrap();
+    assert!(meta.file_type().is_file());
+    assert_eq!(anchor_state(&path).2.records, 2);
+}

@@ -9,7 +9,8 @@ use serde_json::json;
 
 use super::{AuditCommand, Exit, fail};
 use crate::audit::{
-    AnchorCheck, AuditEvent, AuditRecord, anchor_path, log_path, read_anchor, verify,
+    Anchor, AnchorCheck, AuditEvent, AuditRecord, anchor_path, log_path, read_anchor, read_lock,
+    verify,
 };
 use crate::base::terminal_line;
 use crate::home::Home;
@@ -25,7 +26,19 @@ pub fn run(cmd: AuditCommand) -> Exit {
         Ok(home) => log_path(&home),
         Err(e) => return fail(json, Exit::Failure, &e.to_string()),
     };
-    let log = match std::fs::read(&path) {
+    // The log and its anchor are read under the log's lock (so no writer
+    // moves either meanwhile), which is let go before anything is shown.
+    let held = match read_lock(&path) {
+        Ok(held) => held,
+        Err(e) => {
+            let msg = format!("cannot read {}: {e}", path.display());
+            return fail(json, Exit::Failure, &msg);
+        }
+    };
+    let read = std::fs::read(&path);
+    let anchor = read_anchor(&anchor_path(&path));
+    drop(held);
+    let log = match read {
         Ok(b) => Some(b),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
         Err(e) => {
@@ -38,7 +51,7 @@ pub fn run(cmd: AuditCommand) -> Exit {
     };
     let bytes = log.as_deref().unwrap_or_default();
     match cmd {
-        AuditCommand::Verify { json } => verify_cmd(log.as_deref(), &path, json),
+        AuditCommand::Verify { json } => verify_cmd(log.as_deref(), anchor, &path, json),
         AuditCommand::Show {
             session,
             tool,
@@ -68,9 +81,14 @@ pub(super) fn records(bytes: &[u8]) -> Vec<AuditRecord> {
         .collect()
 }
 
-fn verify_cmd(log: Option<&[u8]>, path: &std::path::Path, json: bool) -> Exit {
+fn verify_cmd(
+    log: Option<&[u8]>,
+    anchor: std::io::Result<Option<Anchor>>,
+    path: &std::path::Path,
+    json: bool,
+) -> Exit {
     let anchor_path = anchor_path(path);
-    let anchor = match read_anchor(&anchor_path) {
+    let anchor = match anchor {
         Ok(a) => a,
         Err(e) => {
             let msg = format!(
