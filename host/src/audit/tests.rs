@@ -350,7 +350,11 @@ fn anchor_state(path: &std::path::Path) -> (u64, u64, Anchor) {
     use std::os::unix::fs::MetadataExt;
     let anchor = anchor_path(path);
     let meta = std::fs::symlink_metadata(&anchor).unwrap();
-    (meta.ino(), meta.len(), read_anchor(&anchor).unwrap().unwrap())
+    (
+        meta.ino(),
+        meta.len(),
+        read_anchor(&anchor).unwrap().unwrap(),
+    )
 }
 
 #[test]
@@ -366,7 +370,11 @@ fn the_anchor_is_moved_in_place_with_no_new_file() {
     log.append(event(1)).unwrap();
     log.flush().unwrap();
     let (ino_after, len_after, second) = anchor_state(&path);
-    assert_eq!((ino_after, len_after), (ino, len), "the anchor was replaced");
+    assert_eq!(
+        (ino_after, len_after),
+        (ino, len),
+        "the anchor was replaced"
+    );
     assert_eq!(second.records, 2);
     drop(log);
     assert!(check(&path).intact());
