@@ -8,6 +8,7 @@ mod http;
 mod raw;
 mod stdio;
 mod stdio_io;
+mod try_it;
 
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
