@@ -2,12 +2,6 @@
 //! `tests/plugins/`) for wasm32-wasip2 and embeds the built-ins.
 //!
 //! On a fresh machine the wasm32-wasip2 target is added with rustup first.
-//! Release packaging may set `WARDEN_STARTUP_LAYOUT=1` to link the `warden`
-//! binary on Linux with `link/startup.ld`, which puts the code a cold
-//! `warden tool call` runs in one place at the front of the text (see
-//! `link/profile_startup.py`, which writes it, and docs/performance.md). The
-//! script names functions as one toolchain mangles them, so the default
-//! build does not use it.
 //! Generated in OUT_DIR:
 //! - `builtin.rs`: the `BUILTIN` table (bytes and sha256 of `fs`, `search`, `shell`, `web`, `agent` and `memory`);
 //! - `test_plugins.rs`: paths of every built guest, for tests and benches;
@@ -27,8 +21,6 @@ mod sdk_vendor;
 const TARGET: &str = "wasm32-wasip2";
 /// Plugins embedded in the binary.
 const BUILTIN: &[&str] = &["fs", "search", "shell", "web", "agent", "memory"];
-/// Set to `1` to link the binary with `link/startup.ld` (release packaging).
-const STARTUP_LAYOUT: &str = "WARDEN_STARTUP_LAYOUT";
 /// Guests built only for tests and benchmarks.
 const FIXTURES: &[&str] = &[
     "echo",
@@ -53,19 +45,6 @@ fn main() -> Result<()> {
     for dir in ["plugins", "tests/plugins", "wit"] {
         println!("cargo:rerun-if-changed={}", root.join(dir).display());
     }
-    println!("cargo:rerun-if-env-changed={STARTUP_LAYOUT}");
-    let layout = env::var(STARTUP_LAYOUT).as_deref() == Ok("1")
-        && env::var("CARGO_CFG_TARGET_OS").as_deref() == Ok("linux");
-    if layout {
-        let script = manifest_dir.join("link/startup.ld");
-        println!("cargo:rerun-if-changed={}", script.display());
-        println!("cargo:rustc-link-arg-bins=-Wl,-T,{}", script.display());
-    }
-    // Tells the test of the layout whether the binary was linked with it.
-    println!(
-        "cargo:rustc-env=WARDEN_STARTUP_LAYOUT_LINKED={}",
-        u8::from(layout)
-    );
     ensure_target()?;
     let target_dir = env::var_os("CARGO_TARGET_DIR")
         .map(PathBuf::from)

@@ -59,7 +59,6 @@ mod search_tools;
 mod secret_redaction;
 mod shell_tool;
 mod smoke;
-mod startup_layout;
 mod support;
 mod terminal_output;
 mod tool_call_cancel;
