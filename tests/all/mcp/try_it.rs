@@ -84,3 +84,39 @@ fn the_try_it_commands_in_the_docs_answer_as_they_say() {
         assert!(status.success(), "{doc}: warden mcp exited with {status}");
     }
 }
+
+/// Each ```json and ```toml block of `doc`, with its language.
+fn config_blocks(doc: &str) -> Vec<(&'static str, String)> {
+    let text = std::fs::read_to_string(repo().join(doc)).unwrap();
+    let mut blocks = Vec::new();
+    for lang in ["json", "toml"] {
+        let fence = format!("```{lang}\n");
+        for part in text.split(&fence).skip(1) {
+            let body = part.split("```").next().unwrap_or_default();
+            blocks.push((lang, body.to_string()));
+        }
+    }
+    blocks
+}
+
+#[test]
+fn the_client_configurations_in_the_docs_parse_and_start_warden_mcp() {
+    for doc in ["README.md", "docs/mcp.md"] {
+        let mut servers = 0;
+        for (lang, body) in config_blocks(doc) {
+            let value: Value = match lang {
+                "json" => serde_json::from_str(&body)
+                    .unwrap_or_else(|e| panic!("{doc}: a JSON block does not parse: {e}\n{body}")),
+                _ => toml::from_str(&body)
+                    .unwrap_or_else(|e| panic!("{doc}: a TOML block does not parse: {e}\n{body}")),
+            };
+            let tables = ["servers", "mcpServers", "mcp_servers"];
+            for server in tables.iter().filter_map(|t| value[*t].get("warden")) {
+                assert_eq!(server["command"], "warden", "{doc}: {server}");
+                assert_eq!(server["args"][0], "mcp", "{doc}: {server}");
+                servers += 1;
+            }
+        }
+        assert!(servers >= 2, "{doc}: {servers} client configurations found");
+    }
+}
