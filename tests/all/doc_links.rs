@@ -2,11 +2,9 @@
 //! leads to a file that exists, and a `#fragment` to a heading in it.
 
 use std::collections::BTreeSet;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
-fn repo() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
-}
+use crate::support::repo;
 
 /// The Markdown files whose links are checked.
 fn documents() -> Vec<PathBuf> {

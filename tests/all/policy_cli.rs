@@ -16,10 +16,6 @@ fn cli(home: &Path, args: &[&str]) -> (Option<i32>, String, String) {
     )
 }
 
-fn repo() -> &'static Path {
-    Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap()
-}
-
 #[test]
 fn list_shows_shipped_and_user_policies() {
     let home = tempfile::tempdir().unwrap();

@@ -323,6 +323,13 @@ pub fn assert_no_host_paths(text: &str, sb: &Sandbox) {
     assert!(!text.contains("/tmp/"), "host temp path leaked in {text:?}");
 }
 
+/// The repository's root (the checkout the tests run in).
+pub fn repo() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .unwrap_or_else(|| panic!("host/ has no parent"))
+}
+
 /// The `warden` binary with `WARDEN_HOME` set to `home`.
 pub fn warden(home: &Path) -> std::process::Command {
     let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_warden"));

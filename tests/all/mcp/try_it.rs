@@ -33,10 +33,6 @@ fn try_it_command(doc: &str) -> (Vec<String>, Vec<String>) {
     (lines, args)
 }
 
-fn repo() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
-}
-
 #[test]
 fn the_try_it_commands_in_the_docs_answer_as_they_say() {
     for doc in ["README.md", "docs/mcp.md"] {
@@ -49,7 +45,7 @@ fn the_try_it_commands_in_the_docs_answer_as_they_say() {
             .current_dir(repo())
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
+            .stderr(Stdio::inherit())
             .spawn()
             .unwrap();
         let mut stdin = child.stdin.take().unwrap();
