@@ -5,7 +5,7 @@
 
 use std::collections::HashMap;
 use std::path::Path;
-use std::sync::Arc;
+use std::sync::{Arc, Weak};
 
 use super::exercised::{Exercised, FileOp, FileUses};
 use super::hard_links::{Linked, ProtectedLinks};
@@ -94,6 +94,11 @@ pub struct FsBoundary {
     changes_granted: bool,
     /// Host path of descriptors, by resource rep, as of when they were opened.
     pub(super) paths: HashMap<u32, String>,
+    /// The file opened last for reading only, and its size then: a read of
+    /// it that stops short at or past that size has found the end, without
+    /// one more read to hear so. The weak reference keeps the file's
+    /// address from being reused by another.
+    pub(super) size_at_open: Option<(Weak<std::fs::File>, u64)>,
     denials: Vec<BoundaryDenial>,
     denials_dropped: u64,
     uses: FileUses,

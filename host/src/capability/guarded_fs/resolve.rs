@@ -3,6 +3,8 @@
 //! way, careful opens and creates when there is one, and directories pinned
 //! so that an operation acts on one checked entry.
 
+use std::sync::Arc;
+
 use wasmtime::component::Resource;
 use wasmtime_wasi::filesystem::{Descriptor, Dir, File, OpenMode, WasiFilesystemCtxView};
 use wasmtime_wasi::p2::bindings::filesystem::types as wasi;
@@ -212,11 +214,15 @@ impl GuardedFs<'_> {
             Ok(m) if self.is_protected_link(&m, how) => {
                 return Some(Err(self.refuse_opened_link(&file, FsOp::Open)));
             }
-            Ok(_) => {
+            Ok(m) => {
                 if truncate && let Err(e) = file.set_len(0) {
                     return Some(Err(e.into()));
                 }
-                Descriptor::File(File::new(file, perms, plan.mode, BLOCK_CURRENT_THREAD))
+                let file = File::new(file, perms, plan.mode, BLOCK_CURRENT_THREAD);
+                if !plan.mode.contains(OpenMode::WRITE) {
+                    self.boundary.size_at_open = Some((Arc::downgrade(&file.file), m.len()));
+                }
+                Descriptor::File(file)
             }
         };
         Some(self.inner.table.push(descriptor).map_err(FsError::from))
