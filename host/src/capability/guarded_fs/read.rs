@@ -13,8 +13,8 @@ use std::sync::Arc;
 use rustix::buffer::spare_capacity;
 use wasmtime::component::Resource;
 use wasmtime_wasi::filesystem::Descriptor;
+use wasmtime_wasi::p2::FsResult;
 use wasmtime_wasi::p2::bindings::filesystem::types as wasi;
-use wasmtime_wasi::p2::{FsError, FsResult};
 
 use super::GuardedFs;
 
@@ -44,7 +44,7 @@ impl GuardedFs<'_> {
         let pread = |buf: &mut Vec<u8>, at: u64| {
             rustix::io::pread(&*file, spare_capacity(buf), at).map_err(std::io::Error::from)
         };
-        Ok(read_up_to(pread, offset, want, size_at_open)?)
+        read_up_to(pread, offset, want, size_at_open)
     }
 }
 
@@ -57,14 +57,14 @@ fn read_up_to(
     offset: u64,
     want: usize,
     size_at_open: Option<u64>,
-) -> Result<(Vec<u8>, bool), ReadError> {
+) -> FsResult<(Vec<u8>, bool)> {
     let mut buf = Vec::with_capacity(want);
     while buf.len() < want {
         let at = offset
             .checked_add(buf.len() as u64)
-            .ok_or(ReadError::Overflow)?;
+            .ok_or(wasi::ErrorCode::Overflow)?;
         let asked = buf.capacity() - buf.len();
-        let read = pread(&mut buf, at).map_err(ReadError::Io)?;
+        let read = pread(&mut buf, at)?;
         if read == 0 {
             return Ok((buf, true));
         }
@@ -78,23 +78,6 @@ fn read_up_to(
         }
     }
     Ok((buf, false))
-}
-
-/// Why [`read_up_to`] failed.
-#[derive(Debug)]
-enum ReadError {
-    /// The offset of a read would overflow.
-    Overflow,
-    Io(std::io::Error),
-}
-
-impl From<ReadError> for FsError {
-    fn from(e: ReadError) -> FsError {
-        match e {
-            ReadError::Overflow => wasi::ErrorCode::Overflow.into(),
-            ReadError::Io(e) => e.into(),
-        }
-    }
 }
 
 #[cfg(test)]
