@@ -167,3 +167,35 @@ fn prefilter_refuses_directories_forged_handles_and_needle_floods() {
     let again = hostile_call(json!({"path": "notes.txt", "needles": ["note"]}));
     assert_eq!(text_of(&again), "bytes 7 end true");
 }
+
+/// A file read in several host reads is gathered in one buffer of its
+/// size: growing it by doubling held about three copies of a 45 MiB file at
+/// once, more than an 80 MiB memory limit, with or without the prefilter.
+#[test]
+fn a_large_file_is_searched_within_a_memory_limit_near_its_size() {
+    let sb = Sandbox::new();
+    let mut text = "needle on the first line\n".to_string();
+    text.push_str(&format!("{}\n", "x".repeat(99)).repeat(45 * 1024 * 1024 / 100));
+    text.push_str("needle on the last line\n");
+    sb.write("big.txt", &text);
+    let limits = Limits {
+        memory_bytes: 80 << 20,
+        ..Limits::default()
+    };
+    let literal = json!({"pattern": "needle", "fixed_strings": true});
+    for input in [unfiltered(&literal), literal] {
+        let r = call_raw(
+            "grep",
+            &input.to_string(),
+            &sb.ws(),
+            WriteMode::ReadOnly,
+            limits.clone(),
+        );
+        let text = &ok(&r).text;
+        assert!(
+            text.contains("big.txt:1:needle on the first line"),
+            "{input}: {text}"
+        );
+        assert!(text.contains("needle on the last line"), "{input}: {text}");
+    }
+}

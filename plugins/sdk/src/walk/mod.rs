@@ -576,6 +576,13 @@ pub mod wasi {
         }
         // Bytes appended after the stat are left out, as if read a
         // moment earlier; a host may hand out less than asked per read.
+        // Room for the rest up front: growing by doubling would copy the
+        // bytes again and take fresh pages for each larger buffer.
+        bytes.reserve_exact(
+            usize::try_from(size)
+                .unwrap_or(usize::MAX)
+                .saturating_sub(bytes.len()),
+        );
         while !end && (bytes.len() as u64) < size {
             let (more, eof) = file
                 .read(size - bytes.len() as u64, bytes.len() as u64)
