@@ -41,11 +41,13 @@ impl GuardedFs<'_> {
             _ => None,
         };
         let want = usize::try_from(len).unwrap_or(usize::MAX).min(MAX_READ);
-        let pread = |buf: &mut Vec<u8>, at: u64| {
-            rustix::io::pread(&*file, spare_capacity(buf), at).map_err(std::io::Error::from)
-        };
-        read_up_to(pread, offset, want, size_at_open)
+        read_up_to(|buf, at| pread(&file, buf, at), offset, want, size_at_open)
     }
+}
+
+/// One `pread` of `file` at `at` into the spare capacity of `buf`.
+fn pread(file: &std::fs::File, buf: &mut Vec<u8>, at: u64) -> std::io::Result<usize> {
+    rustix::io::pread(file, spare_capacity(buf), at).map_err(std::io::Error::from)
 }
 
 /// Read with `pread` (which fills the spare capacity of the buffer it is
@@ -88,10 +90,7 @@ mod tests {
 
     /// `read_up_to` on `file`, as `read_whole` makes it.
     fn read(file: &std::fs::File, offset: u64, want: usize, size: Option<u64>) -> (Vec<u8>, bool) {
-        let pread = |buf: &mut Vec<u8>, at: u64| {
-            rustix::io::pread(file, spare_capacity(buf), at).map_err(std::io::Error::from)
-        };
-        read_up_to(pread, offset, want, size).unwrap()
+        read_up_to(|buf, at| pread(file, buf, at), offset, want, size).unwrap()
     }
 
     #[test]
