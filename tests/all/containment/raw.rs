@@ -60,6 +60,30 @@ fn raw_reads_outside_are_refused() {
     sb.assert_canaries_intact();
 }
 
+/// The host lists a directory through the guest's own descriptor, from its
+/// start each time; only the preopen (a path-only handle) is reopened.
+#[test]
+fn a_descriptor_listed_twice_lists_every_entry_both_times() {
+    let sb = populated();
+    // Enough long names that one listing takes several reads of the host's
+    // buffer.
+    let mut names: Vec<String> = (0..1500)
+        .map(|i| format!("{i:04}-{}", "n".repeat(60)))
+        .collect();
+    for name in &names {
+        sb.write(&format!("big/{name}"), "");
+    }
+    names.sort();
+    let ro = ws_grant(&sb.ws(), FsAccess::ReadOnly);
+    let r = raw("list_twice", json!({"path": ""}), &ro);
+    assert_eq!(ok_report(&r), "a.txt\nbig\nsub\n--\na.txt\nbig\nsub");
+    let r = raw("list_twice", json!({"path": "big"}), &ro);
+    let once = names.join("\n");
+    assert_eq!(ok_report(&r), format!("{once}\n--\n{once}"));
+    let r = raw("list_twice", json!({"path": "sub"}), &ro);
+    assert_eq!(ok_report(&r), "b.txt\n--\nb.txt");
+}
+
 #[test]
 fn a_read_only_grant_refuses_every_change() {
     let sb = populated();

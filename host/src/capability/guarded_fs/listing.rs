@@ -10,10 +10,22 @@
 //! `illegal-byte-sequence`); the descriptor is checked at the boundary
 //! before it is listed, as before. The stream lives in the call's resource
 //! table under its own type, so only this module reads or drops it.
+//!
+//! The listing reads the descriptor's own directory handle from its start,
+//! all at once, inside the one host call: no other call of the instance
+//! can move that handle's position meanwhile. Only a handle that cannot be
+//! read (an `O_PATH` preopen) is opened again, for reading, to be listed
+//! (reopened with its own flags it stayed path-only, and a guest listing
+//! its preopen got `bad-descriptor`). Reopening every directory cost an
+//! `fcntl`, an open (with its path lookup and Landlock check) and a `close`
+//! per directory of a walk.
 
 use std::ffi::CStr;
+use std::mem::MaybeUninit;
+use std::os::fd::AsFd;
 
-use rustix::fs::{AtFlags, Dir as RawDir, FileType, statat};
+use rustix::fs::{AtFlags, FileType, Mode, OFlags, RawDir, SeekFrom, openat, seek, statat};
+use rustix::io::Errno;
 use wasmtime::component::Resource;
 use wasmtime_wasi::filesystem::Descriptor;
 use wasmtime_wasi::p2::FsResult;
@@ -38,32 +50,63 @@ fn descriptor_type(kind: FileType) -> fs::DescriptorType {
     }
 }
 
+/// Bytes of entries one `getdents64` may return: every entry fits (a name
+/// is at most 255 bytes), and most directories take one call.
+const LISTING_BUFFER: usize = 32 * 1024;
+
 /// Every entry of `dir` but `.` and `..`, in the order the kernel lists them.
 fn entries(dir: &std::fs::File) -> std::io::Result<Vec<FsResult<fs::DirectoryEntry>>> {
-    // `read_from` opens the directory again: its own position, from the start.
-    let mut raw = RawDir::read_from(dir)?;
-    let mut out = Vec::new();
-    while let Some(entry) = raw.read() {
-        let entry = entry?;
-        let name: &CStr = entry.file_name();
-        if matches!(name.to_bytes(), b"." | b"..") {
-            continue;
+    let reopened;
+    let fd = match seek(dir, SeekFrom::Start(0)) {
+        Ok(_) => dir.as_fd(),
+        // A handle opened only as a path (a preopen) can be neither read
+        // nor sought: list a readable handle of its own, opened from it.
+        Err(Errno::BADF) => {
+            reopened = openat(
+                dir,
+                c".",
+                OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC,
+                Mode::empty(),
+            )?;
+            reopened.as_fd()
         }
-        let kind = match entry.file_type() {
-            FileType::Unknown => {
-                FileType::from_raw_mode(statat(dir, name, AtFlags::SYMLINK_NOFOLLOW)?.st_mode)
-            }
-            known => known,
-        };
-        out.push(match name.to_str() {
-            Ok(name) => Ok(fs::DirectoryEntry {
-                type_: descriptor_type(kind),
-                name: name.to_string(),
-            }),
-            Err(_) => Err(wasi::ErrorCode::IllegalByteSequence.into()),
-        });
+        Err(e) => return Err(e.into()),
+    };
+    let mut buf = vec![MaybeUninit::<u8>::uninit(); LISTING_BUFFER];
+    let mut raw = RawDir::new(fd, &mut buf);
+    let mut out = Vec::new();
+    while let Some(entry) = raw.next() {
+        let entry = entry?;
+        push_entry(dir, entry.file_name(), entry.file_type(), &mut out)?;
     }
     Ok(out)
+}
+
+/// Append the entry `name` of `dir`, of type `kind` as listed, to `out`;
+/// `.` and `..` are left out.
+fn push_entry(
+    dir: &std::fs::File,
+    name: &CStr,
+    kind: FileType,
+    out: &mut Vec<FsResult<fs::DirectoryEntry>>,
+) -> std::io::Result<()> {
+    if matches!(name.to_bytes(), b"." | b"..") {
+        return Ok(());
+    }
+    let kind = match kind {
+        FileType::Unknown => {
+            FileType::from_raw_mode(statat(dir, name, AtFlags::SYMLINK_NOFOLLOW)?.st_mode)
+        }
+        known => known,
+    };
+    out.push(match name.to_str() {
+        Ok(name) => Ok(fs::DirectoryEntry {
+            type_: descriptor_type(kind),
+            name: name.to_string(),
+        }),
+        Err(_) => Err(wasi::ErrorCode::IllegalByteSequence.into()),
+    });
+    Ok(())
 }
 
 impl GuardedFs<'_> {

@@ -315,6 +315,58 @@ impl Tool for TouchAt {
     }
 }
 
+/// Lists one directory descriptor twice with `read-directory` itself: the
+/// `/workspace` preopen when the path is empty, else the directory the path
+/// names below it, opened once.
+pub struct ListTwice;
+
+impl Tool for ListTwice {
+    type Input = PathInput;
+    const NAME: &'static str = "list_twice";
+    const DESCRIPTION: &'static str = "List a directory relative to /workspace (the preopen itself when the path is empty) twice through one descriptor: the two sorted listings, separated by a line `--`.";
+    const ANNOTATIONS: Annotations = Annotations::READ_ONLY;
+
+    fn input_schema(&self) -> Value {
+        path_schema()
+    }
+
+    fn call(&self, input: PathInput, _cx: &Context) -> Result<Output, ToolError> {
+        use wasip2::filesystem::types::{DescriptorFlags, OpenFlags, PathFlags};
+        let (root, _) = wasip2::filesystem::preopens::get_directories()
+            .into_iter()
+            .find(|(_, name)| name == "/workspace")
+            .ok_or_else(|| ToolError::not_found("no /workspace preopen"))?;
+        let err = |op: &str, e: wasip2::filesystem::types::ErrorCode| {
+            ToolError::io(format!("{op} {}: {e:?}", input.path))
+        };
+        let opened;
+        let dir = if input.path.is_empty() {
+            &root
+        } else {
+            opened = root
+                .open_at(
+                    PathFlags::empty(),
+                    &input.path,
+                    OpenFlags::DIRECTORY,
+                    DescriptorFlags::READ,
+                )
+                .map_err(|e| err("open", e))?;
+            &opened
+        };
+        let mut listings = Vec::new();
+        for _ in 0..2 {
+            let stream = dir.read_directory().map_err(|e| err("list", e))?;
+            let mut names = Vec::new();
+            while let Some(entry) = stream.read_directory_entry().map_err(|e| err("list", e))? {
+                names.push(entry.name);
+            }
+            names.sort();
+            listings.push(names.join("\n"));
+        }
+        Ok(Output::text(listings.join("\n--\n")))
+    }
+}
+
 /// Creates one directory.
 pub struct Mkdir;
 

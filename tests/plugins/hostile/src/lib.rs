@@ -80,6 +80,7 @@ register!(
     files::SetLen,
     files::SetMtime,
     files::TouchAt,
+    files::ListTwice,
     files::Mkdir,
     files::List,
     meta::StatPath,
