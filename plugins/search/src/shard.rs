@@ -3,7 +3,11 @@
 //! The parent lists the top of the tree once and cuts the walk into pieces
 //! (`warden_sdk::walk::plan`): whole subtrees, and runs of the entries
 //! above them. Consecutive pieces make a task, several tasks per worker, so
-//! that the host's workers share them out as each finishes; a worker walks
+//! that the host's workers share them out as each finishes, and the tasks
+//! of the last shares are a third the size, so that a heavy one near the
+//! end does not leave one worker searching alone (a subtree's cost is not
+//! known before it is walked: on `~/.cargo/registry/src` the last of eight
+//! equal tasks took 93 of the call's 183 ms, 57 of them alone); a worker walks
 //! and searches only its task's pieces, so no directory below the top is
 //! listed twice. Each task returns, in walk order, the files it skipped as
 //! binary or too large and the output of each file that matched.
@@ -21,7 +25,9 @@
 use std::path::Path;
 
 use serde::{Deserialize, Serialize};
-use warden_sdk::walk::{Flow, Kind, Piece, WalkProgress, Walker, group, plan, read_path, start};
+use warden_sdk::walk::{
+    Flow, Kind, Piece, WalkProgress, Walker, group_tapering, plan, read_path, start,
+};
 use warden_sdk::{Output, ToolError, WorkspacePath, serde_json};
 
 use crate::run::{MAX_FILE_SIZE, Sniffed, is_cancelled, overrides, read_file, shown_below, sniff};
@@ -120,7 +126,9 @@ pub(crate) fn fanned(
     let mut walker = Walker::new(!input.include_hidden, &overrides);
     let dir = start(target, &mut walker).map_err(|_| Unsplit::Unopened)?;
     let pieces = plan(&mut walker, &dir, base, tasks * SUBTREES_PER_TASK);
-    let groups = group(pieces, tasks);
+    // The last share per worker is cut finer: about 0.5 ms of fixed cost
+    // per extra task, against tens of milliseconds of a lone tail.
+    let groups = group_tapering(pieces, tasks, shards);
     if groups.len() < 2 {
         return Err(Unsplit::OnePiece);
     }

@@ -70,8 +70,24 @@ pub fn plan<D: Dir>(walker: &mut Walker, dir: &D, path: &str, subtrees: usize) -
 /// weight; none empty. A run of entries heavier than a group's share is
 /// cut in order first.
 pub fn group(pieces: Vec<Piece>, groups: usize) -> Vec<Vec<Piece>> {
+    group_tapering(pieces, groups, 0)
+}
+
+/// How many groups each of the last shares becomes in [`group_tapering`].
+const TAIL_SPLIT: usize = 3;
+
+/// [`group`], with the pieces of the last `tail` shares of weight cut into
+/// [`TAIL_SPLIT`] times as many groups: workers that take groups in order
+/// as each finishes then end together, even where the weights misjudge a
+/// group near the end, at the cost of a few more, smaller tasks.
+pub fn group_tapering(pieces: Vec<Piece>, groups: usize, tail: usize) -> Vec<Vec<Piece>> {
+    let groups = groups.max(1);
+    let tail = tail.min(groups);
     let total: usize = pieces.iter().map(Piece::weight).sum();
-    let share = total.div_ceil(groups.max(1)).max(1);
+    let share = total.div_ceil(groups).max(1);
+    let fine = share.div_ceil(TAIL_SPLIT).max(1);
+    let fine_after = total.saturating_sub(tail * share);
+    let most = groups - tail + tail * TAIL_SPLIT;
     let cut = pieces.into_iter().flat_map(|piece| match piece {
         Piece::Entries { dir, entries } if entries.len() > share => entries
             .chunks(share)
@@ -84,11 +100,13 @@ pub fn group(pieces: Vec<Piece>, groups: usize) -> Vec<Vec<Piece>> {
     });
     let mut out: Vec<Vec<Piece>> = Vec::new();
     let mut current = Vec::new();
-    let mut weight = 0;
+    let (mut weight, mut seen) = (0, 0);
     for piece in cut {
         weight += piece.weight();
+        seen += piece.weight();
         current.push(piece);
-        if weight >= share && out.len() + 1 < groups {
+        let limit = if seen > fine_after { fine } else { share };
+        if weight >= limit && out.len() + 1 < most {
             out.push(std::mem::take(&mut current));
             weight = 0;
         }
@@ -315,5 +333,27 @@ mod tests {
             })
             .collect();
         assert_eq!(flat, entries);
+    }
+
+    #[test]
+    fn tapering_cuts_the_last_shares_finer_and_keeps_the_order() {
+        let pieces: Vec<Piece> = (0..96).map(|i| Piece::Tree(format!("d{i}"))).collect();
+        // Eight shares of twelve subtrees; the last two become six groups
+        // of four.
+        let grouped = group_tapering(pieces.clone(), 8, 2);
+        let sizes: Vec<usize> = grouped.iter().map(Vec::len).collect();
+        assert_eq!(sizes, [12, 12, 12, 12, 12, 12, 4, 4, 4, 4, 4, 4]);
+        assert_eq!(grouped.concat(), pieces);
+        assert_eq!(
+            group_tapering(pieces.clone(), 8, 0),
+            group(pieces.clone(), 8)
+        );
+        for (groups, tail) in [(1, 1), (3, 5), (12, 2), (200, 2), (8, 8)] {
+            let grouped = group_tapering(pieces.clone(), groups, tail);
+            let most = groups - tail.min(groups) + tail.min(groups) * TAIL_SPLIT;
+            assert!(grouped.len() <= most && grouped.iter().all(|g| !g.is_empty()));
+            assert_eq!(grouped.concat(), pieces, "{groups} groups, {tail} tapered");
+        }
+        assert!(group_tapering(Vec::new(), 8, 2).is_empty());
     }
 }
