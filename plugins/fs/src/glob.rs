@@ -11,7 +11,7 @@ use std::path::Path;
 use globset::{GlobBuilder, GlobMatcher};
 use ignore::overrides::Override;
 use serde::{Deserialize, Serialize};
-use warden_sdk::walk::{Flow, Kind, Piece, WalkDir, WalkProgress, Walker, start};
+use warden_sdk::walk::{Flow, Kind, Piece, WalkDir, WalkProgress, Walker, start, start_piece};
 
 use crate::glob_split;
 use warden_sdk::{
@@ -202,7 +202,7 @@ pub(crate) fn one_walk(
                     base.join(piece.dir())
                 };
                 // A directory gone since the plan is skipped, as one walk would.
-                let Ok(dir) = start(&at, &mut walker) else {
+                let Ok(dir) = start_piece(&at, piece, &mut walker) else {
                     continue;
                 };
                 let path = at.guest().trim_end_matches('/');

@@ -26,7 +26,7 @@ use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 use warden_sdk::walk::{
-    Flow, Kind, Piece, WalkProgress, Walker, group_tapering, plan, read_path, start,
+    Flow, Kind, Piece, WalkProgress, Walker, group_tapering, plan, read_path, start, start_piece,
 };
 use warden_sdk::{Output, ToolError, WorkspacePath, serde_json};
 
@@ -283,7 +283,7 @@ fn search_pieces(target: &WorkspacePath, task: &Task) -> Result<Part, ToolError>
             target.join(piece.dir())
         };
         // A directory gone since the plan is skipped, as one walk would.
-        let Ok(dir) = start(&at, &mut walker) else {
+        let Ok(dir) = start_piece(&at, piece, &mut walker) else {
             continue;
         };
         let path = at.guest().trim_end_matches('/');

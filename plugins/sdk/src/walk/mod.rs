@@ -636,21 +636,33 @@ fn descent(target: &WorkspacePath) -> Vec<(String, String)> {
 #[cfg(target_family = "wasm")]
 pub fn start(target: &WorkspacePath, walker: &mut Walker) -> io::Result<WalkDir> {
     let chain = descent(target);
-    let root_guest = &chain[0].1;
-    let preopens = wasip2::filesystem::preopens::get_directories();
-    let Some((base, _)) = preopens
-        .iter()
-        .find(|(_, name)| name.trim_end_matches('/') == root_guest)
-    else {
-        return Err(io::Error::from(io::ErrorKind::NotFound));
-    };
+    let base = granted(&chain[0].1)?;
     let (last, ancestors) = chain.split_last().ok_or(io::ErrorKind::NotFound)?;
     let guests: Vec<&str> = ancestors.iter().map(|(_, g)| g.as_str()).collect();
     let kept = walker.keep_ancestors(&guests);
     for (rel, guest) in &ancestors[kept..] {
-        walker.enter_ancestor(WalkDir::open(base, rel).ok().as_ref(), guest);
+        walker.enter_ancestor(WalkDir::open(&base, rel).ok().as_ref(), guest);
     }
-    WalkDir::open(base, &last.0)
+    WalkDir::open(&base, &last.0)
+}
+
+/// Open `target` alone, leaving `walker` as it is.
+#[cfg(target_family = "wasm")]
+fn open_alone(target: &WorkspacePath) -> io::Result<WalkDir> {
+    let chain = descent(target);
+    let base = granted(&chain[0].1)?;
+    let (last, _) = chain.split_last().ok_or(io::ErrorKind::NotFound)?;
+    WalkDir::open(&base, &last.0)
+}
+
+/// The handle of the granted directory at guest path `root`.
+#[cfg(target_family = "wasm")]
+fn granted(root: &str) -> io::Result<wasip2::filesystem::types::Descriptor> {
+    wasip2::filesystem::preopens::get_directories()
+        .into_iter()
+        .find(|(_, name)| name.trim_end_matches('/') == root)
+        .map(|(dir, _)| dir)
+        .ok_or_else(|| io::Error::from(io::ErrorKind::NotFound))
 }
 
 /// Natively (unit tests) the guest paths are host paths.
@@ -664,6 +676,32 @@ pub fn start(target: &WorkspacePath, walker: &mut Walker) -> io::Result<WalkDir>
         walker.enter_ancestor(Some(&native::NativeDir(guest.into())), guest);
     }
     Ok(native::NativeDir(last.1.clone().into()))
+}
+
+/// Natively (unit tests) the guest path is the host path.
+#[cfg(not(target_family = "wasm"))]
+fn open_alone(target: &WorkspacePath) -> io::Result<WalkDir> {
+    Ok(native::NativeDir(
+        target.guest().trim_end_matches('/').into(),
+    ))
+}
+
+/// Open the directory of `piece` (at `target`) to walk it with
+/// [`Walker::walk_piece`]. A subtree is [`start`]ed: the walk below it needs
+/// its ancestors' ignore rules. A run of entries is only opened: the plan
+/// already left out what those rules ignore, and its directories are
+/// visited, not entered. Starting it too dropped the ancestor it lies in
+/// from `walker`, and each next subtree under that directory read its
+/// ignore files again.
+pub fn start_piece(
+    target: &WorkspacePath,
+    piece: &Piece,
+    walker: &mut Walker,
+) -> io::Result<WalkDir> {
+    match piece {
+        Piece::Tree(_) => start(target, walker),
+        Piece::Entries { .. } => open_alone(target),
+    }
 }
 
 #[cfg(test)]

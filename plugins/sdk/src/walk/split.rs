@@ -201,7 +201,7 @@ mod tests {
 
     use super::*;
     use crate::WorkspacePath;
-    use crate::walk::start;
+    use crate::walk::{start, start_piece};
 
     fn tree(files: &[(&str, &str)]) -> tempfile::TempDir {
         let dir = tempfile::tempdir().unwrap();
@@ -252,7 +252,7 @@ mod tests {
                 } else {
                     target.join(piece.dir())
                 };
-                let dir = start(&at, &mut walker).unwrap();
+                let dir = start_piece(&at, piece, &mut walker).unwrap();
                 let path = at.guest().trim_end_matches('/').to_string();
                 walker.walk_piece(&dir, &path, piece, &mut |_, _, path, kind| {
                     seen.push((path.to_string(), kind));
