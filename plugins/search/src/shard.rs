@@ -26,7 +26,8 @@ use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 use warden_sdk::walk::{
-    Flow, Kind, Piece, WalkProgress, Walker, group_tapering, plan, read_path, start, start_piece,
+    Flow, Kind, Piece, TAIL_SPLIT, WalkProgress, Walker, group_tapering, plan, read_path, start,
+    start_piece,
 };
 use warden_sdk::{Output, ToolError, WorkspacePath, serde_json};
 
@@ -127,8 +128,10 @@ pub(crate) fn fanned(
     let dir = start(target, &mut walker).map_err(|_| Unsplit::Unopened)?;
     let pieces = plan(&mut walker, &dir, base, tasks * SUBTREES_PER_TASK);
     // The last share per worker is cut finer: about 0.5 ms of fixed cost
-    // per extra task, against tens of milliseconds of a lone tail.
-    let groups = group_tapering(pieces, tasks, shards);
+    // per extra task, against tens of milliseconds of a lone tail. The
+    // extra tasks stay within the host's limit.
+    let tail = shards.min(MAX_TASKS.saturating_sub(tasks) / (TAIL_SPLIT - 1));
+    let groups = group_tapering(pieces, tasks, tail);
     if groups.len() < 2 {
         return Err(Unsplit::OnePiece);
     }
@@ -386,6 +389,7 @@ mod tests {
         let single = crate::run::grep(&target, &input).unwrap();
         let searcher = searcher(&input).unwrap();
         let run = |tasks: &[String]| {
+            assert!(tasks.len() <= MAX_TASKS, "{} tasks", tasks.len());
             Ok(tasks
                 .iter()
                 .map(|t| work(t, resolve).unwrap())
@@ -449,7 +453,7 @@ mod tests {
             json!({"pattern": "nothing at all"}),
         ];
         for input in inputs {
-            for shards in [2, 3, 5] {
+            for shards in [2, 3, 5, 8, 16] {
                 assert_same(&dir, input.clone(), shards);
             }
         }

@@ -14,7 +14,7 @@
 //! The listing reads the descriptor's own directory handle from its start,
 //! all at once, inside the one host call: no other call of the instance
 //! can move that handle's position meanwhile. Only a handle that cannot be
-//! read (an `O_PATH` preopen) is opened again, for reading, to be listed
+//! sought (an `O_PATH` preopen) is opened again, for reading, to be listed
 //! (reopened with its own flags it stayed path-only, and a guest listing
 //! its preopen got `bad-descriptor`). Reopening every directory cost an
 //! `fcntl`, an open (with its path lookup and Landlock check) and a `close`
@@ -25,7 +25,6 @@ use std::mem::MaybeUninit;
 use std::os::fd::AsFd;
 
 use rustix::fs::{AtFlags, FileType, Mode, OFlags, RawDir, SeekFrom, openat, seek, statat};
-use rustix::io::Errno;
 use wasmtime::component::Resource;
 use wasmtime_wasi::filesystem::Descriptor;
 use wasmtime_wasi::p2::FsResult;
@@ -59,9 +58,10 @@ fn entries(dir: &std::fs::File) -> std::io::Result<Vec<FsResult<fs::DirectoryEnt
     let reopened;
     let fd = match seek(dir, SeekFrom::Start(0)) {
         Ok(_) => dir.as_fd(),
-        // A handle opened only as a path (a preopen) can be neither read
-        // nor sought: list a readable handle of its own, opened from it.
-        Err(Errno::BADF) => {
+        // A handle opened only as a path (a preopen: `EBADF`), or one whose
+        // filesystem will not seek a directory, is listed through a
+        // readable handle of its own, opened from it.
+        Err(_) => {
             reopened = openat(
                 dir,
                 c".",
@@ -70,7 +70,6 @@ fn entries(dir: &std::fs::File) -> std::io::Result<Vec<FsResult<fs::DirectoryEnt
             )?;
             reopened.as_fd()
         }
-        Err(e) => return Err(e.into()),
     };
     let mut buf = vec![MaybeUninit::<u8>::uninit(); LISTING_BUFFER];
     let mut raw = RawDir::new(fd, &mut buf);

@@ -25,7 +25,7 @@ use crate::WorkspacePath;
 mod progress;
 mod split;
 pub use progress::WalkProgress;
-pub use split::{Piece, group, group_tapering, plan};
+pub use split::{Piece, TAIL_SPLIT, group, group_tapering, plan};
 
 /// The directory handle a walk uses: `wasi:filesystem` descriptors in the
 /// guest.

@@ -2,7 +2,7 @@
 //!
 //! The caller lists the top of the tree once ([`plan`]) and hands the
 //! pieces out in groups; a worker walks its group with [`Walker::walk_piece`]
-//! after [`start`](super::start) on the piece's directory. Invariant: the
+//! after [`start_piece`](super::start_piece) on the piece's directory. Invariant: the
 //! pieces, walked one after another in order, visit exactly the entries one
 //! [`Walker::walk_all`] of the start visits, in the same order, each once;
 //! nothing below the top is listed twice.
@@ -74,23 +74,28 @@ pub fn group(pieces: Vec<Piece>, groups: usize) -> Vec<Vec<Piece>> {
 }
 
 /// How many groups each of the last shares becomes in [`group_tapering`].
-const TAIL_SPLIT: usize = 3;
+pub const TAIL_SPLIT: usize = 3;
 
 /// [`group`], with the pieces of the last `tail` shares of weight cut into
 /// [`TAIL_SPLIT`] times as many groups: workers that take groups in order
 /// as each finishes then end together, even where the weights misjudge a
-/// group near the end, at the cost of a few more, smaller tasks.
+/// group near the end, at the cost of a few more, smaller tasks. At most
+/// `groups + tail × (TAIL_SPLIT − 1)` groups (`tail` at most `groups`).
 pub fn group_tapering(pieces: Vec<Piece>, groups: usize, tail: usize) -> Vec<Vec<Piece>> {
     let groups = groups.max(1);
     let tail = tail.min(groups);
     let total: usize = pieces.iter().map(Piece::weight).sum();
     let share = total.div_ceil(groups).max(1);
     let fine = share.div_ceil(TAIL_SPLIT).max(1);
-    let fine_after = total.saturating_sub(tail * share);
-    let most = groups - tail + tail * TAIL_SPLIT;
+    let fine_after = total.saturating_sub(tail.saturating_mul(share));
+    let most = groups.saturating_add(tail.saturating_mul(TAIL_SPLIT - 1));
+    // Runs of entries are cut at the finer size once anything is tapered,
+    // so a long run near the end is cut too; before the tail the groups
+    // gather the cuts back up to a share.
+    let cut_at = if tail > 0 { fine } else { share };
     let cut = pieces.into_iter().flat_map(|piece| match piece {
-        Piece::Entries { dir, entries } if entries.len() > share => entries
-            .chunks(share)
+        Piece::Entries { dir, entries } if entries.len() > cut_at => entries
+            .chunks(cut_at)
             .map(|chunk| Piece::Entries {
                 dir: dir.clone(),
                 entries: chunk.to_vec(),
@@ -170,7 +175,7 @@ impl Walker<'_> {
     }
 
     /// Walk `piece`, whose directory `dir` (at guest path `path`) was
-    /// opened by [`start`](super::start), calling `visit` as
+    /// opened by [`start_piece`](super::start_piece), calling `visit` as
     /// [`Walker::walk_all`] does.
     pub fn walk_piece<D: Dir>(
         &mut self,
@@ -355,5 +360,26 @@ mod tests {
             assert_eq!(grouped.concat(), pieces, "{groups} groups, {tail} tapered");
         }
         assert!(group_tapering(Vec::new(), 8, 2).is_empty());
+        // A long run of files at the end is cut into the finer groups too.
+        let mut with_run = pieces[..48].to_vec();
+        with_run.push(Piece::Entries {
+            dir: "d".into(),
+            entries: (0..64 * 48)
+                .map(|i| (format!("f{i}"), Kind::File))
+                .collect(),
+        });
+        let grouped = group_tapering(with_run.clone(), 8, 2);
+        assert_eq!(
+            grouped.len(),
+            12,
+            "{:?}",
+            grouped.iter().map(Vec::len).collect::<Vec<_>>()
+        );
+        let weights: Vec<usize> = grouped
+            .iter()
+            .map(|g| g.iter().map(Piece::weight).sum())
+            .collect();
+        assert_eq!(weights[11], 64 * 4, "{weights:?}");
+        assert_eq!(weights[6..].iter().sum::<usize>(), 64 * 24, "{weights:?}");
     }
 }
