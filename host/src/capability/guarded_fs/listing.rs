@@ -21,7 +21,6 @@
 //! per directory of a walk.
 
 use std::ffi::CStr;
-use std::mem::MaybeUninit;
 use std::os::fd::AsFd;
 
 use rustix::fs::{AtFlags, FileType, Mode, OFlags, RawDir, SeekFrom, openat, seek, statat};
@@ -71,8 +70,8 @@ fn entries(dir: &std::fs::File) -> std::io::Result<Vec<FsResult<fs::DirectoryEnt
             reopened.as_fd()
         }
     };
-    let mut buf = vec![MaybeUninit::<u8>::uninit(); LISTING_BUFFER];
-    let mut raw = RawDir::new(fd, &mut buf);
+    let mut buf = Vec::<u8>::with_capacity(LISTING_BUFFER);
+    let mut raw = RawDir::new(fd, buf.spare_capacity_mut());
     let mut out = Vec::new();
     while let Some(entry) = raw.next() {
         let entry = entry?;

@@ -2,10 +2,10 @@
 //!
 //! The caller lists the top of the tree once ([`plan`]) and hands the
 //! pieces out in groups; a worker walks its group with [`Walker::walk_piece`]
-//! after [`start_piece`](super::start_piece) on the piece's directory. Invariant: the
-//! pieces, walked one after another in order, visit exactly the entries one
-//! [`Walker::walk_all`] of the start visits, in the same order, each once;
-//! nothing below the top is listed twice.
+//! after [`start_piece`](super::start_piece) on the piece's directory.
+//! Invariant: the pieces, walked one after another in order, visit exactly
+//! the entries one [`Walker::walk_all`] of the start visits, in the same
+//! order, each once; nothing below the top is listed twice.
 
 use serde::{Deserialize, Serialize};
 

@@ -76,18 +76,10 @@ fn open(dir: &Descriptor, path: &str) -> Result<Descriptor, String> {
     .map_err(code)
 }
 
-fn workspace() -> Result<Descriptor, ToolError> {
-    wasip2::filesystem::preopens::get_directories()
-        .into_iter()
-        .find(|(_, name)| name == "/workspace")
-        .map(|(dir, _)| dir)
-        .ok_or_else(|| ToolError::not_found("no /workspace preopen"))
-}
-
 /// Write `bytes` into `path` via `via`: the bytes written, and why it
 /// stopped early if it did.
 pub fn flood(input: &FloodInput) -> Result<(u64, Option<String>), ToolError> {
-    let dir = workspace()?;
+    let dir = crate::workspace_preopen()?;
     if let Via::Std = input.via {
         return Ok(flood_std(&input.path, input.bytes));
     }

@@ -304,10 +304,7 @@ impl Tool for TouchAt {
 
     fn call(&self, input: PathInput, _cx: &Context) -> Result<Output, ToolError> {
         use wasip2::filesystem::types::{NewTimestamp, PathFlags};
-        let (dir, _) = wasip2::filesystem::preopens::get_directories()
-            .into_iter()
-            .find(|(_, name)| name == "/workspace")
-            .ok_or_else(|| ToolError::not_found("no /workspace preopen"))?;
+        let dir = crate::workspace_preopen()?;
         let follow = PathFlags::SYMLINK_FOLLOW;
         dir.set_times_at(follow, &input.path, NewTimestamp::Now, NewTimestamp::Now)
             .map_err(|e| ToolError::io(format!("set-times-at {}: {e:?}", input.path)))?;
@@ -332,10 +329,7 @@ impl Tool for ListTwice {
 
     fn call(&self, input: PathInput, _cx: &Context) -> Result<Output, ToolError> {
         use wasip2::filesystem::types::{DescriptorFlags, OpenFlags, PathFlags};
-        let (root, _) = wasip2::filesystem::preopens::get_directories()
-            .into_iter()
-            .find(|(_, name)| name == "/workspace")
-            .ok_or_else(|| ToolError::not_found("no /workspace preopen"))?;
+        let root = crate::workspace_preopen()?;
         let err = |op: &str, e: wasip2::filesystem::types::ErrorCode| {
             ToolError::io(format!("{op} {}: {e:?}", input.path))
         };

@@ -56,6 +56,16 @@ fn io_error(op: &str, path: &str, err: &std::io::Error) -> ToolError {
     }
 }
 
+/// The `/workspace` preopen itself, for tools that call `wasi:filesystem`
+/// directly instead of through `std::fs`.
+fn workspace_preopen() -> Result<wasip2::filesystem::types::Descriptor, ToolError> {
+    wasip2::filesystem::preopens::get_directories()
+        .into_iter()
+        .find(|(_, name)| name == "/workspace")
+        .map(|(dir, _)| dir)
+        .ok_or_else(|| ToolError::not_found("no /workspace preopen"))
+}
+
 register!(
     probe::Ping,
     probe::Counter,

@@ -48,10 +48,7 @@ impl Tool for PrefilterRead {
     }
 
     fn call(&self, input: PrefilterInput, _cx: &Context) -> Result<Output, ToolError> {
-        let (dir, _) = wasip2::filesystem::preopens::get_directories()
-            .into_iter()
-            .find(|(_, name)| name == "/workspace")
-            .ok_or_else(|| ToolError::not_found("no /workspace preopen"))?;
+        let dir = crate::workspace_preopen()?;
         let fd = if input.forged {
             // SAFETY: deliberately not a handle this instance owns; the
             // component model must refuse it.
