@@ -19,7 +19,7 @@ use crate::support::*;
 /// lower case, a Kelvin sign that `(?i)k` matches, CRLF lines, binary files
 /// with the needle inside and outside their first 8 KiB, files over one
 /// host read (4 MiB) with the needle only at their end or across the end
-/// of the first read, and files holding none of it.
+/// of a file's first read (256 KiB) or of a host read, and files holding none of it.
 fn tree() -> Sandbox {
     let sb = Sandbox::new();
     for d in 0..6 {
@@ -65,6 +65,12 @@ fn tree() -> Sandbox {
     straddles.push_str(&"x".repeat((4 << 20) - 5 - straddles.len()));
     straddles.push_str("compatibility_hash\n");
     sb.write("big/straddles.txt", &straddles);
+    // The needle crosses the end of a file's first read (256 KiB).
+    let mut straddles_first = "padding line\n".repeat((256 << 10) / 13);
+    straddles_first.push_str(&"x".repeat((256 << 10) - 5 - straddles_first.len()));
+    straddles_first.push_str("compatibility_hash\n");
+    straddles_first.push_str(&"padding line\n".repeat(1000));
+    sb.write("big/straddles_first.txt", &straddles_first);
     sb
 }
 
@@ -197,5 +203,33 @@ fn a_large_file_is_searched_within_a_memory_limit_near_its_size() {
             "{input}: {text}"
         );
         assert!(text.contains("needle on the last line"), "{input}: {text}");
+    }
+}
+
+/// A binary file is known by its first read, which is all that is read of
+/// it: one over the 64 MiB size limit counts as binary, not as too large,
+/// with or without the prefilter and whether or not its head holds the
+/// needle.
+#[test]
+fn a_binary_file_is_judged_by_its_first_read_whatever_its_size() {
+    let sb = Sandbox::new();
+    sb.write("text.txt", "a needle here\n");
+    sb.write("needle_head.bin", b"\0needle\n");
+    for name in ["needle_head.bin", "all_nul.bin"] {
+        // Sparse: 65 MiB of NULs after what was written, no disk used.
+        let file = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(sb.ws().join(name))
+            .unwrap();
+        file.set_len(65 << 20).unwrap();
+    }
+    let literal = json!({"pattern": "needle", "fixed_strings": true});
+    for input in [unfiltered(&literal), literal] {
+        let text = grep_text(&sb, &input);
+        assert_eq!(
+            text, "text.txt:1:a needle here\n1 match in 1 file; skipped 2 binary files\n",
+            "{input}"
+        );
     }
 }

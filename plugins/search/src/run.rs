@@ -1,7 +1,8 @@
 //! Running a search: walking the target, reading files and searching them.
 //!
 //! Each file is read whole with the size `stat` gave; binary files (a NUL
-//! in the first 8 KiB) and files over [`MAX_FILE_SIZE`] are counted and
+//! in the first 8 KiB, known from the first read, so the rest of such a
+//! file is never read) and files over [`MAX_FILE_SIZE`] are counted and
 //! skipped. Symlinks below the target are never followed, so the walk
 //! stays under the searched path.
 
@@ -181,7 +182,7 @@ pub(crate) fn read_file(
 ) -> std::io::Result<Contents> {
     match &searcher.filter {
         Some(filter) => dir.read_filtered(name, MAX_FILE_SIZE, filter),
-        None => dir.read(name, MAX_FILE_SIZE),
+        None => dir.read_text(name, MAX_FILE_SIZE, SNIFF as u32),
     }
 }
 
@@ -203,12 +204,8 @@ pub(crate) enum Sniffed {
 pub(crate) fn sniff(content: Contents) -> Sniffed {
     match content {
         Contents::TooLarge => Sniffed::Large,
-        Contents::Absent {
-            nul_in_head: true, ..
-        } => Sniffed::Binary,
-        Contents::Absent {
-            nul_in_head: false, ..
-        } => Sniffed::Unmatched,
+        Contents::Binary { .. } => Sniffed::Binary,
+        Contents::Absent { .. } => Sniffed::Unmatched,
         Contents::Bytes(bytes) if memchr::memchr(0, &bytes[..bytes.len().min(SNIFF)]).is_some() => {
             Sniffed::Binary
         }

@@ -65,8 +65,12 @@ pub enum Contents {
     Absent {
         /// The file's length.
         size: u64,
-        /// A NUL among its first [`Filter::sniff`] bytes.
-        nul_in_head: bool,
+    },
+    /// A NUL among its first bytes (as many as the read was told to sniff):
+    /// binary, and not read past its first read.
+    Binary {
+        /// Bytes read before it was known to be binary.
+        read: u64,
     },
 }
 
@@ -76,9 +80,27 @@ impl Contents {
         match self {
             Contents::Bytes(bytes) => bytes.len() as u64,
             Contents::TooLarge => 0,
-            Contents::Absent { size, .. } => *size,
+            Contents::Absent { size } => *size,
+            Contents::Binary { read } => *read,
         }
     }
+
+    /// `Binary` for whole `bytes` with a NUL among their first `sniff`.
+    fn sniffed(bytes: Vec<u8>, sniff: u32) -> Contents {
+        if has_nul(&bytes, sniff) {
+            Contents::Binary {
+                read: bytes.len() as u64,
+            }
+        } else {
+            Contents::Bytes(bytes)
+        }
+    }
+}
+
+/// Whether a NUL is among the first `sniff` of `bytes`.
+fn has_nul(bytes: &[u8], sniff: u32) -> bool {
+    let head = usize::try_from(sniff).unwrap_or(usize::MAX);
+    bytes[..bytes.len().min(head)].contains(&0)
 }
 
 /// Literals one of which every match contains: a file without any of
@@ -87,7 +109,8 @@ impl Contents {
 pub struct Filter {
     /// 1 to 64 needles, each 1 to 256 bytes (the host refuses others).
     pub needles: Vec<Vec<u8>>,
-    /// Bytes at the head of an absent file checked for a NUL.
+    /// Bytes at the head of a file checked for a NUL: a file with one
+    /// there comes back [`Contents::Binary`], needle or not.
     pub sniff: u32,
 }
 
@@ -99,15 +122,19 @@ impl Filter {
             .any(|n| bytes.windows(n.len()).any(|w| w == n.as_slice()))
     }
 
-    /// What a file's whole `bytes` come to under this filter.
+    /// What a file's whole `bytes` come to under this filter: binary
+    /// first, then absent when no needle is in them.
     pub fn sort(&self, bytes: Vec<u8>) -> Contents {
+        if has_nul(&bytes, self.sniff) {
+            return Contents::Binary {
+                read: bytes.len() as u64,
+            };
+        }
         if self.matches(&bytes) {
             return Contents::Bytes(bytes);
         }
-        let head = &bytes[..bytes.len().min(self.sniff as usize)];
         Contents::Absent {
             size: bytes.len() as u64,
-            nul_in_head: head.contains(&0),
         }
     }
 }
@@ -120,8 +147,18 @@ pub trait Dir: Sized {
     fn open_dir(&self, name: &str) -> io::Result<Self>;
     /// Read the regular file `name` whole, unless it is over `max` bytes.
     fn read(&self, name: &str, max: u64) -> io::Result<Contents>;
-    /// [`Dir::read`], but a file holding none of `filter`'s needles may
-    /// come back [`Contents::Absent`] instead of its bytes.
+    /// [`Dir::read`] for a search: a file with a NUL among its first
+    /// `sniff` bytes comes back [`Contents::Binary`], read no further than
+    /// its first read (as ripgrep stops at a binary file's first buffer).
+    fn read_text(&self, name: &str, max: u64, sniff: u32) -> io::Result<Contents> {
+        Ok(match self.read(name, max)? {
+            Contents::Bytes(bytes) => Contents::sniffed(bytes, sniff),
+            other => other,
+        })
+    }
+    /// [`Dir::read_text`] with `filter.sniff`, but a text file holding none
+    /// of `filter`'s needles may come back [`Contents::Absent`] instead of
+    /// its bytes.
     fn read_filtered(&self, name: &str, max: u64, filter: &Filter) -> io::Result<Contents>;
 }
 
@@ -334,7 +371,7 @@ impl Level {
 fn small<D: Dir>(dir: &D, name: &str) -> Option<Vec<u8>> {
     match dir.read(name, 1024 * 1024) {
         Ok(Contents::Bytes(bytes)) => Some(bytes),
-        Ok(Contents::TooLarge | Contents::Absent { .. }) | Err(_) => None,
+        Ok(Contents::TooLarge | Contents::Absent { .. } | Contents::Binary { .. }) | Err(_) => None,
     }
 }
 
@@ -426,7 +463,7 @@ pub mod wasi {
         Descriptor, DescriptorFlags, DescriptorType, ErrorCode, OpenFlags, PathFlags,
     };
 
-    use super::{Contents, Dir, Entry, Filter, Kind};
+    use super::{Contents, Dir, Entry, Filter, Kind, has_nul};
     use crate::bindings::prefilter::{self, Found, PrefilterError};
 
     /// Bytes asked for by a file's first read.
@@ -488,13 +525,11 @@ pub mod wasi {
         }
 
         fn read(&self, name: &str, max: u64) -> io::Result<Contents> {
-            let file = self.open_file(name)?;
-            // Most files end within the first read, which says so: no
-            // `stat` for them. A longer one is measured before the rest.
-            let (bytes, end) = file
-                .read(FIRST_READ.min(max.saturating_add(1)), 0)
-                .map_err(error)?;
-            read_rest(&file, bytes, end, max)
+            read_all(&self.open_file(name)?, max, None)
+        }
+
+        fn read_text(&self, name: &str, max: u64, sniff: u32) -> io::Result<Contents> {
+            read_all(&self.open_file(name)?, max, Some(sniff))
         }
 
         fn read_filtered(&self, name: &str, max: u64, filter: &Filter) -> io::Result<Contents> {
@@ -502,29 +537,39 @@ pub mod wasi {
             // The host reads the file a chunk at a time and hands one over
             // only when it holds a needle. Chunks overlap by a needle's
             // length less one, so no needle is missed across their ends.
+            // The first chunk is small, so a binary file is read no further.
             let longest = filter.needles.iter().map(Vec::len).max().unwrap_or(1);
             let overlap = longest.saturating_sub(1) as u64;
-            let (mut offset, mut nul_in_head) = (0u64, false);
+            let mut offset = 0u64;
             loop {
-                let len = FILTERED_READ.min(max.saturating_add(1).saturating_sub(offset));
+                let chunk = if offset == 0 {
+                    FIRST_READ
+                } else {
+                    FILTERED_READ
+                };
+                let len = chunk.min(max.saturating_add(1).saturating_sub(offset));
                 let found =
                     prefilter::read_if_contains(&file, len, offset, &filter.needles, filter.sniff);
                 match found {
                     Ok(Found::Bytes((bytes, end))) if offset == 0 => {
+                        if has_nul(&bytes, filter.sniff) {
+                            let read = bytes.len() as u64;
+                            return Ok(Contents::Binary { read });
+                        }
                         return read_rest(&file, bytes, end, max);
                     }
                     // A needle past the first chunk: the file is searched whole.
                     Ok(Found::Bytes(_)) | Err(PrefilterError::BadNeedles) => break,
                     Ok(Found::Absent(a)) => {
-                        if offset == 0 {
-                            nul_in_head = a.nul_in_head;
+                        if offset == 0 && a.nul_in_head {
+                            return Ok(Contents::Binary { read: a.size });
                         }
                         let size = offset + a.size;
                         if size > max {
                             return Ok(Contents::TooLarge);
                         }
                         if a.end {
-                            return Ok(Contents::Absent { size, nul_in_head });
+                            return Ok(Contents::Absent { size });
                         }
                         if a.size <= overlap {
                             break;
@@ -534,11 +579,25 @@ pub mod wasi {
                     Err(PrefilterError::Read(code)) => return Err(error(code)),
                 }
             }
-            let (bytes, end) = file
-                .read(FIRST_READ.min(max.saturating_add(1)), 0)
-                .map_err(error)?;
-            read_rest(&file, bytes, end, max)
+            read_all(&file, max, Some(filter.sniff))
         }
+    }
+
+    /// `file` read whole from its start, unless it is over `max` bytes or,
+    /// with `sniff`, a NUL is among its first `sniff` bytes (then only the
+    /// first read is made). Most files end within the first read, which
+    /// says so: no `stat` for them. A longer one is measured before the rest.
+    fn read_all(file: &Descriptor, max: u64, sniff: Option<u32>) -> io::Result<Contents> {
+        let (bytes, end) = file
+            .read(FIRST_READ.min(max.saturating_add(1)), 0)
+            .map_err(error)?;
+        if let Some(sniff) = sniff
+            && has_nul(&bytes, sniff)
+        {
+            let read = bytes.len() as u64;
+            return Ok(Contents::Binary { read });
+        }
+        read_rest(file, bytes, end, max)
     }
 
     impl WasiDir {
