@@ -84,17 +84,18 @@ pub(crate) fn grep(target: &WorkspacePath, input: &Input) -> Result<Output, Tool
 /// it runs them; the call's log says whether it was and, if not, why.
 fn split(target: &WorkspacePath, input: &Input, searcher: &Searcher) -> Option<(Sink, Tally)> {
     let shards = shard::shards();
-    let mut tasks = 0;
+    let mut rounds: Vec<usize> = Vec::new();
     let run = |t: &[String]| {
-        tasks = t.len();
+        rounds.push(t.len());
         shard::fan_out(t)
     };
-    match shard::fanned(target, input, searcher, shards, run) {
+    match shard::fanned(target, input, searcher, shards, shard::ROUNDS, run) {
         Ok(found) => {
             // Each task runs in a worker of its own.
+            let tasks: Vec<String> = rounds.iter().map(usize::to_string).collect();
             note(
                 LogLevel::Debug,
-                &format!("grep: searched in {tasks} workers"),
+                &format!("grep: searched in {} workers", tasks.join(" + ")),
             );
             Some(found)
         }

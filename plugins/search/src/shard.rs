@@ -26,8 +26,8 @@ use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 use warden_sdk::walk::{
-    Flow, Kind, Piece, TAIL_SPLIT, WalkProgress, Walker, group_tapering, plan, read_path, start,
-    start_piece,
+    Flow, Kind, Piece, TAIL_SPLIT, WalkProgress, Walked, Walker, group, group_tapering, plan,
+    read_path, start, start_piece,
 };
 use warden_sdk::{Output, ToolError, WorkspacePath, serde_json};
 
@@ -43,6 +43,41 @@ const TASKS_PER_WORKER: usize = 4;
 const MAX_TASKS: usize = 64;
 /// Subtrees the plan looks for per task before it stops listing deeper.
 const SUBTREES_PER_TASK: usize = 4;
+/// The rounds a split search makes: a task of the first round that runs
+/// well past a share of a balanced tree (about an eighth of it, as planned)
+/// hands back its rest; later rounds, which only walk such rests, cut
+/// them again sooner; the last round walks to the end.
+pub(crate) const ROUNDS: Rounds = Rounds {
+    first: Budget {
+        after_ms: 80,
+        every: 16,
+    },
+    later: Budget {
+        after_ms: 25,
+        every: 16,
+    },
+    most: 16,
+};
+
+/// How a split search's tasks are budgeted, round by round.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Rounds {
+    /// The first round's budget.
+    pub(crate) first: Budget,
+    /// Every later round's but the last.
+    pub(crate) later: Budget,
+    /// Rounds at most.
+    pub(crate) most: usize,
+}
+
+/// When a task stops for now and hands back the rest of its pieces.
+#[derive(Serialize, Deserialize, Clone, Copy, Debug)]
+pub(crate) struct Budget {
+    /// After walking this long, in milliseconds.
+    pub(crate) after_ms: u64,
+    /// Files between looks at the clock (at least one file is searched).
+    pub(crate) every: usize,
+}
 
 /// One task of a split search, as its text carries it.
 #[derive(Serialize, Deserialize)]
@@ -51,6 +86,9 @@ pub(crate) struct Task {
     input: Input,
     /// The pieces of the walk to search, in walk order.
     pieces: Vec<Piece>,
+    /// When to stop and hand back the rest; `None`: walk them all.
+    #[serde(default)]
+    budget: Option<Budget>,
 }
 
 /// What a task found in its pieces, in walk order.
@@ -67,6 +105,10 @@ pub(crate) struct Part {
     cancelled: bool,
     /// Files it numbered.
     numbered: usize,
+    /// What it left of its pieces when its budget ran out, in walk order:
+    /// a later round walks it, and its results follow this part's.
+    #[serde(default)]
+    rest: Vec<Piece>,
 }
 
 /// One file of a task.
@@ -77,13 +119,19 @@ struct FileResult {
     found: Found,
 }
 
-/// What a task found in one file.
+/// What a task found in one file, or in a run of files it skipped.
 #[derive(Serialize, Deserialize)]
 enum Found {
-    /// Skipped: a NUL in its first 8 KiB.
-    Binary,
-    /// Skipped: over [`MAX_FILE_SIZE`].
-    Large,
+    /// Files skipped since the task's last match, up to and including
+    /// this one: counted, not listed, so that a part stays small however
+    /// many binary files a tree holds (a part goes through the host's
+    /// output cap).
+    Skipped {
+        /// With a NUL in their first 8 KiB.
+        binary: usize,
+        /// Over [`MAX_FILE_SIZE`].
+        large: usize,
+    },
     /// Lines printed for it, without a leading `--`.
     Matched {
         /// Its path below the searched directory.
@@ -110,12 +158,20 @@ pub(crate) enum Unsplit {
 
 /// Search directory `target` in the workers `run` starts with the tasks,
 /// and merge their parts.
+///
+/// A subtree's cost is not known before it is walked, and one can hold
+/// most of a tree (a flat directory of 17,000 manual pages, a vendored SDK):
+/// so a task walks for a budget (`rounds`) and hands back what it has
+/// left, and the next round cuts those rests into tasks for every worker
+/// again; the last round's tasks walk to the end. A rest's tasks keep to their own part's
+/// rest, so their results go right after that part's.
 pub(crate) fn fanned(
     target: &WorkspacePath,
     input: &Input,
     searcher: &Searcher,
     shards: usize,
-    run: impl FnOnce(&[String]) -> Result<Vec<Output>, String>,
+    rounds: Rounds,
+    mut run: impl FnMut(&[String]) -> Result<Vec<Output>, String>,
 ) -> Result<(Sink, Tally), Unsplit> {
     if shards < 2 {
         return Err(Unsplit::OneWorker);
@@ -135,26 +191,118 @@ pub(crate) fn fanned(
     if groups.len() < 2 {
         return Err(Unsplit::OnePiece);
     }
+    let mut parts = round(&mut run, input, groups, Some(rounds.first))?;
+    for n in 2..=rounds.most {
+        if parts.iter().all(|p| p.rest.is_empty()) || parts.iter().any(|p| p.cancelled) {
+            break;
+        }
+        let (origins, groups) = cut_rests(&mut parts, tasks, target, &mut walker);
+        let budget = (n < rounds.most).then_some(rounds.later);
+        let more = round(&mut run, input, groups, budget)?;
+        let mut more = origins.into_iter().zip(more).peekable();
+        let mut spliced = Vec::with_capacity(parts.len() + more.len());
+        for (i, part) in parts.into_iter().enumerate() {
+            spliced.push(part);
+            while let Some((_, next)) = more.next_if(|(origin, _)| *origin == i) {
+                spliced.push(next);
+            }
+        }
+        parts = spliced;
+    }
+    for part in &mut parts {
+        // A rest left unwalked (the call was cancelled): nothing past it counts.
+        if !std::mem::take(&mut part.rest).is_empty() {
+            part.cancelled = true;
+            part.horizon = Some(part.horizon.unwrap_or(part.numbered.saturating_sub(1)));
+        }
+    }
+    Ok(merge(target, searcher, parts))
+}
+
+/// Run one round of `groups` as tasks in the workers `run` starts.
+fn round(
+    run: &mut impl FnMut(&[String]) -> Result<Vec<Output>, String>,
+    input: &Input,
+    groups: Vec<Vec<Piece>>,
+    budget: Option<Budget>,
+) -> Result<Vec<Part>, Unsplit> {
     let tasks = groups
         .into_iter()
         .map(|pieces| {
             serde_json::to_string(&Task {
                 input: input.clone(),
                 pieces,
+                budget,
             })
         })
         .collect::<Result<Vec<String>, _>>()
         .map_err(|e| Unsplit::Failed(e.to_string()))?;
-    let parts = run(&tasks)
-        .map_err(Unsplit::Failed)?
+    let outputs = run(&tasks).map_err(Unsplit::Failed)?;
+    if outputs.len() != tasks.len() {
+        return Err(Unsplit::Failed("the workers returned too few parts".into()));
+    }
+    outputs
         .into_iter()
         .map(|out| {
             let value = out.structured.ok_or("a worker returned no part")?;
             serde_json::from_value::<Part>(value).map_err(|_| "a worker's part is malformed")
         })
         .collect::<Result<Vec<Part>, &str>>()
-        .map_err(|e| Unsplit::Failed(e.into()))?;
-    Ok(merge(target, searcher, parts))
+        .map_err(|e| Unsplit::Failed(e.into()))
+}
+
+/// Take the parts' rests and cut each into groups, about `tasks` in all by
+/// weight and at most [`MAX_TASKS`]: the groups, and for each the index of
+/// the part whose rest it is. What a rest left of a long directory (a
+/// [`Piece::After`]) is listed here first, with `walker`, so that its
+/// entries can be shared out.
+fn cut_rests(
+    parts: &mut [Part],
+    tasks: usize,
+    target: &WorkspacePath,
+    walker: &mut Walker,
+) -> (Vec<usize>, Vec<Vec<Piece>>) {
+    for part in parts.iter_mut() {
+        if part.rest.iter().any(|p| matches!(p, Piece::After { .. })) {
+            let rest = std::mem::take(&mut part.rest);
+            part.rest = rest
+                .into_iter()
+                .flat_map(|piece| name_after(piece, target, walker))
+                .collect();
+        }
+    }
+    let weight = |rest: &[Piece]| rest.iter().map(Piece::weight).sum::<usize>();
+    let rests = parts.iter().filter(|p| !p.rest.is_empty()).count();
+    let total: usize = parts.iter().map(|p| weight(&p.rest)).sum();
+    // Every rest has a group of its own; what is left of the tasks goes to
+    // the heavier ones.
+    let spare = tasks.min(MAX_TASKS).saturating_sub(rests);
+    let (mut origins, mut groups) = (Vec::new(), Vec::new());
+    for (i, part) in parts.iter_mut().enumerate() {
+        let rest = std::mem::take(&mut part.rest);
+        if rest.is_empty() {
+            continue;
+        }
+        let extra = (spare * weight(&rest)) / total.max(1);
+        for g in group(rest, 1 + extra) {
+            origins.push(i);
+            groups.push(g);
+        }
+    }
+    (origins, groups)
+}
+
+/// `piece` with a [`Piece::After`] named entry by entry; as it is if it
+/// is not one, or its directory cannot be listed (its worker skips it).
+fn name_after(piece: Piece, target: &WorkspacePath, walker: &mut Walker) -> Vec<Piece> {
+    let Piece::After { dir, after } = &piece else {
+        return vec![piece];
+    };
+    let at = target.join(dir);
+    let named = start_piece(&at, &piece, walker).ok().and_then(|opened| {
+        walker.name_after(&opened, at.guest().trim_end_matches('/'), dir, after)
+    });
+    named.unwrap_or_else(|| vec![piece])
 }
 
 /// How many workers to split a search across.
@@ -225,6 +373,9 @@ fn search_pieces(target: &WorkspacePath, task: &Task) -> Result<Part, ToolError>
     let mut sink = Sink::default();
     let mut part = Part::default();
     let mut seq = 0usize;
+    // The files skipped since the last match, and the last of them.
+    let mut skipped: Option<FileResult> = None;
+    let searched = std::cell::Cell::new(0usize);
     let mut progress = WalkProgress::new("grep", "files");
     let mut visit = |dir: &warden_sdk::walk::WalkDir, name: &str, path: &str, kind: Kind| {
         if kind != Kind::File {
@@ -236,6 +387,7 @@ fn search_pieces(target: &WorkspacePath, task: &Task) -> Result<Part, ToolError>
         }
         let this = seq;
         seq += 1;
+        searched.set(seq);
         let Ok(content) = read_file(dir, name, &searcher) else {
             progress.entry(0);
             return Flow::Continue;
@@ -243,8 +395,24 @@ fn search_pieces(target: &WorkspacePath, task: &Task) -> Result<Part, ToolError>
         progress.entry(content.bytes_read());
         let below = path.get(base.len() + 1..).unwrap_or(name);
         let found = match sniff(content) {
-            Sniffed::Large => Found::Large,
-            Sniffed::Binary => Found::Binary,
+            sniffed @ (Sniffed::Large | Sniffed::Binary) => {
+                let (binary, large) = match skipped.take() {
+                    Some(FileResult {
+                        found: Found::Skipped { binary, large },
+                        ..
+                    }) => (binary, large),
+                    _ => (0, 0),
+                };
+                let is_large = matches!(sniffed, Sniffed::Large);
+                skipped = Some(FileResult {
+                    seq: this,
+                    found: Found::Skipped {
+                        binary: binary + usize::from(!is_large),
+                        large: large + usize::from(is_large),
+                    },
+                });
+                return Flow::Continue;
+            }
             Sniffed::Unmatched => {
                 part.searched += 1;
                 return Flow::Continue;
@@ -272,6 +440,7 @@ fn search_pieces(target: &WorkspacePath, task: &Task) -> Result<Part, ToolError>
                 }
             }
         };
+        part.files.extend(skipped.take());
         part.files.push(FileResult { seq: this, found });
         if sink.stop.is_some() {
             part.horizon = Some(this);
@@ -279,7 +448,23 @@ fn search_pieces(target: &WorkspacePath, task: &Task) -> Result<Part, ToolError>
         }
         Flow::Continue
     };
-    for piece in &task.pieces {
+    // Past its budget, the task stops before its next entry, at the
+    // first look at the clock after a whole `every` files.
+    let started = std::time::Instant::now();
+    let mut looked = 0;
+    let mut defer = || {
+        let Some(budget) = task.budget else {
+            return false;
+        };
+        let files = searched.get();
+        if files < looked + budget.every.max(1) {
+            return false;
+        }
+        looked = files;
+        started.elapsed().as_millis() >= u128::from(budget.after_ms)
+    };
+    let mut rest = Vec::new();
+    for (k, piece) in task.pieces.iter().enumerate() {
         let at = if piece.dir().is_empty() {
             target.clone()
         } else {
@@ -290,10 +475,17 @@ fn search_pieces(target: &WorkspacePath, task: &Task) -> Result<Part, ToolError>
             continue;
         };
         let path = at.guest().trim_end_matches('/');
-        if walker.walk_piece(&dir, path, piece, &mut visit) == Flow::Stop {
-            break;
+        match walker.walk_piece_deferring(&dir, path, piece, &mut visit, &mut defer, &mut rest) {
+            Walked::Done(Flow::Continue) => {}
+            Walked::Done(Flow::Stop) => break,
+            Walked::Deferred => {
+                rest.extend(task.pieces[k + 1..].iter().cloned());
+                break;
+            }
         }
     }
+    part.files.extend(skipped);
+    part.rest = rest;
     if part.cancelled {
         part.horizon = Some(part.horizon.unwrap_or(seq.saturating_sub(1)));
     }
@@ -330,8 +522,10 @@ fn merge(target: &WorkspacePath, searcher: &Searcher, parts: Vec<Part>) -> (Sink
             break;
         }
         match file.found {
-            Found::Binary => tally.binary += 1,
-            Found::Large => tally.large += 1,
+            Found::Skipped { binary, large } => {
+                tally.binary += binary;
+                tally.large += large;
+            }
             Found::Matched {
                 below,
                 text,
@@ -388,23 +582,41 @@ mod tests {
         let target = resolve(&input.path).unwrap();
         let single = crate::run::grep(&target, &input).unwrap();
         let searcher = searcher(&input).unwrap();
-        let run = |tasks: &[String]| {
-            assert!(tasks.len() <= MAX_TASKS, "{} tasks", tasks.len());
-            Ok(tasks
-                .iter()
-                .map(|t| work(t, resolve).unwrap())
-                .collect::<Vec<_>>())
+        // The rounds a search makes, and budgets that run out after every
+        // file or every third: each task hands back a rest, and so do the
+        // rounds after it until the last.
+        let tiny = |every| Rounds {
+            first: Budget { after_ms: 0, every },
+            later: Budget { after_ms: 0, every },
+            most: 3,
         };
-        let (sink, tally) = fanned(&target, &input, &searcher, shards, run)
-            .unwrap_or_else(|e| panic!("not split: {e:?}"));
-        let split = crate::run::finish(sink, &tally, &searcher);
-        assert_eq!(
-            split.text,
-            single.text,
-            "{shards} shards, input {:?}",
-            serde_json::to_string(&input).unwrap()
-        );
-        assert_eq!(split.structured, single.structured);
+        let budgets = [ROUNDS, tiny(1), tiny(3)];
+        for budget in budgets {
+            let mut rounds = 0;
+            let run = |tasks: &[String]| {
+                assert!(tasks.len() <= MAX_TASKS, "{} tasks", tasks.len());
+                rounds += 1;
+                Ok(tasks
+                    .iter()
+                    .map(|t| work(t, resolve).unwrap())
+                    .collect::<Vec<_>>())
+            };
+            let (sink, tally) = fanned(&target, &input, &searcher, shards, budget, run)
+                .unwrap_or_else(|e| panic!("not split: {e:?}"));
+            let split = crate::run::finish(sink, &tally, &searcher);
+            assert_eq!(
+                split.text,
+                single.text,
+                "{shards} shards, {budget:?}, input {:?}",
+                serde_json::to_string(&input).unwrap()
+            );
+            assert_eq!(split.structured, single.structured);
+            // A task of more than one file (few shards) hands back a rest,
+            // unless its own limits stop it first.
+            if budget.first.every == 1 && shards == 2 && input.max_matches.is_none() {
+                assert!(rounds >= 2, "{shards} shards: no rest was handed back");
+            }
+        }
     }
 
     /// A tree with matches spread over many files, binary files among
@@ -421,6 +633,20 @@ mod tests {
                 }
             }
             files.push((format!("d{}/f{i:02}.txt", i % 4), text.into_bytes()));
+        }
+        // A directory longer than a rest names entry by entry, with binary
+        // files, matches and a subdirectory among its entries.
+        for i in 0..warden_sdk::walk::NAMED_REST * 2 {
+            let (name, content) = match i % 40 {
+                3 => (format!("flat/b{i:03}.bin"), b"needle\0".to_vec()),
+                5 => (
+                    format!("flat/m{i:03}.txt"),
+                    format!("needle flat {i}\n").into_bytes(),
+                ),
+                7 => (format!("flat/s{i:03}/in.txt"), b"needle below\n".to_vec()),
+                _ => (format!("flat/f{i:03}.txt"), b"hay\n".to_vec()),
+            };
+            files.push((name, content));
         }
         files.push(("d1/bin.dat".into(), b"needle\0binary".to_vec()));
         files.push(("d2/bin2.dat".into(), b"\0needle".to_vec()));
@@ -493,13 +719,13 @@ mod tests {
         let target = resolve(".").unwrap();
         let searcher = searcher(&input).unwrap();
         let run = |tasks: &[String]| {
-            std::fs::remove_dir_all(dir.path().join("d2")).unwrap();
+            let _ = std::fs::remove_dir_all(dir.path().join("d2"));
             Ok(tasks
                 .iter()
                 .map(|t| work(t, resolve).unwrap())
                 .collect::<Vec<_>>())
         };
-        let (sink, tally) = fanned(&target, &input, &searcher, 2, run).unwrap();
+        let (sink, tally) = fanned(&target, &input, &searcher, 2, ROUNDS, run).unwrap();
         let split = crate::run::finish(sink, &tally, &searcher);
         let single = crate::run::grep(&target, &input).unwrap();
         assert!(!split.text.contains("d2/"), "{}", split.text);

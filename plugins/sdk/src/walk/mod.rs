@@ -25,7 +25,7 @@ use crate::WorkspacePath;
 mod progress;
 mod split;
 pub use progress::WalkProgress;
-pub use split::{Piece, TAIL_SPLIT, group, group_tapering, plan};
+pub use split::{NAMED_REST, Piece, TAIL_SPLIT, Walked, group, group_tapering, plan};
 
 /// The directory handle a walk uses: `wasi:filesystem` descriptors in the
 /// guest.
@@ -746,8 +746,9 @@ fn open_alone(target: &WorkspacePath) -> io::Result<WalkDir> {
 }
 
 /// Open the directory of `piece` (at `target`) to walk it with
-/// [`Walker::walk_piece`]. A subtree is [`start`]ed: the walk below it needs
-/// its ancestors' ignore rules. A run of entries is only opened: the plan
+/// [`Walker::walk_piece`]. A subtree, or what is after a name in a
+/// directory, is [`start`]ed: the walk below it needs its ancestors' ignore
+/// rules. A run of entries is only opened: the plan
 /// already left out what those rules ignore, and its directories are
 /// visited, not entered. Starting it too dropped the ancestor it lies in
 /// from `walker`, and each next subtree under that directory read its
@@ -758,7 +759,7 @@ pub fn start_piece(
     walker: &mut Walker,
 ) -> io::Result<WalkDir> {
     match piece {
-        Piece::Tree(_) => start(target, walker),
+        Piece::Tree(_) | Piece::After { .. } => start(target, walker),
         Piece::Entries { .. } => open_alone(target),
     }
 }

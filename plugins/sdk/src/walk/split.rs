@@ -9,10 +9,14 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::{Dir, Flow, Kind, Walker};
+use super::{Dir, Entry, Flow, Kind, Walker};
 
 /// The most levels [`plan`] lists to find enough subtrees.
 const MAX_PLAN_DEPTH: u32 = 4;
+/// The most entries a deferred walk's rest names one by one for a
+/// directory; more become one [`Piece::After`], which keeps a rest small
+/// whatever the directory's size.
+pub const NAMED_REST: usize = 128;
 
 /// A part of a walk, named below the walk's start (`""` for the start).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -28,20 +32,30 @@ pub enum Piece {
         /// Their names and kinds as listed.
         entries: Vec<(String, Kind)>,
     },
+    /// The entries of the directory `dir` that come after `after` in name
+    /// order, and the subtrees of those that are directories: what a
+    /// deferred walk left of a directory too long to name entry by entry.
+    After {
+        /// The directory, below the start.
+        dir: String,
+        /// The last name before them.
+        after: String,
+    },
 }
 
 impl Piece {
     /// The directory a worker opens for this piece, below the start.
     pub fn dir(&self) -> &str {
         match self {
-            Piece::Tree(dir) | Piece::Entries { dir, .. } => dir,
+            Piece::Tree(dir) | Piece::Entries { dir, .. } | Piece::After { dir, .. } => dir,
         }
     }
 
-    /// A rough cost, to balance groups: a subtree counts as 64 entries.
+    /// A rough cost, to balance groups: a subtree, or what is after a name
+    /// in a directory, counts as 64 entries.
     pub fn weight(&self) -> usize {
         match self {
-            Piece::Tree(_) => 64,
+            Piece::Tree(_) | Piece::After { .. } => 64,
             Piece::Entries { entries, .. } => entries.len(),
         }
     }
@@ -148,11 +162,7 @@ impl Walker<'_> {
             if !is_dir {
                 continue;
             }
-            let sub_below = if below.is_empty() {
-                name.clone()
-            } else {
-                format!("{below}/{name}")
-            };
+            let sub_below = join(below, &name);
             out.push(Piece::Entries {
                 dir: below.to_string(),
                 entries: std::mem::take(&mut run),
@@ -186,6 +196,21 @@ impl Walker<'_> {
     ) -> Flow {
         match piece {
             Piece::Tree(_) => self.walk_all(dir, path, visit),
+            Piece::After { dir: below, after } => {
+                let never = &mut || false;
+                match self.walk_deferring(
+                    dir,
+                    path,
+                    below,
+                    Some(after),
+                    visit,
+                    never,
+                    &mut Vec::new(),
+                ) {
+                    Walked::Done(flow) => flow,
+                    Walked::Deferred => Flow::Continue,
+                }
+            }
             Piece::Entries { entries, .. } => {
                 for (name, kind) in entries {
                     if visit(dir, name, &format!("{path}/{name}"), *kind) == Flow::Stop {
@@ -195,6 +220,197 @@ impl Walker<'_> {
                 Flow::Continue
             }
         }
+    }
+
+    /// [`Walker::walk_piece`], asking `defer()` before each entry whether
+    /// to stop for now. When it says so, that entry and everything after
+    /// it in the piece are appended to `rest` as pieces, in walk order (the
+    /// rest of the deepest directory first, then of each one above it), and
+    /// the walk returns [`Walked::Deferred`]: walking `rest` afterwards
+    /// visits exactly what this walk left, and lists no directory again.
+    pub fn walk_piece_deferring<D: Dir>(
+        &mut self,
+        dir: &D,
+        path: &str,
+        piece: &Piece,
+        visit: &mut impl FnMut(&D, &str, &str, Kind) -> Flow,
+        defer: &mut impl FnMut() -> bool,
+        rest: &mut Vec<Piece>,
+    ) -> Walked {
+        match piece {
+            Piece::Tree(below) => self.walk_deferring(dir, path, below, None, visit, defer, rest),
+            Piece::After { dir: below, after } => {
+                self.walk_deferring(dir, path, below, Some(after), visit, defer, rest)
+            }
+            Piece::Entries {
+                dir: below,
+                entries,
+            } => {
+                for (i, (name, kind)) in entries.iter().enumerate() {
+                    if defer() {
+                        rest.push(Piece::Entries {
+                            dir: below.clone(),
+                            entries: entries[i..].to_vec(),
+                        });
+                        return Walked::Deferred;
+                    }
+                    if visit(dir, name, &format!("{path}/{name}"), *kind) == Flow::Stop {
+                        return Walked::Done(Flow::Stop);
+                    }
+                }
+                Walked::Done(Flow::Continue)
+            }
+        }
+    }
+
+    /// [`Walker::walk_all`] of `dir` (at guest path `path`, `below` the
+    /// start), from the first entry after `after` when one is given,
+    /// deferring as [`Walker::walk_piece_deferring`] does.
+    #[allow(clippy::too_many_arguments)]
+    fn walk_deferring<D: Dir>(
+        &mut self,
+        dir: &D,
+        path: &str,
+        below: &str,
+        after: Option<&str>,
+        visit: &mut impl FnMut(&D, &str, &str, Kind) -> Flow,
+        defer: &mut impl FnMut() -> bool,
+        rest: &mut Vec<Piece>,
+    ) -> Walked {
+        let Some(entries) = self.enter(dir, path) else {
+            return Walked::Done(Flow::Continue);
+        };
+        let first = after.map_or(0, |after| {
+            entries.partition_point(|e| e.name.as_str() <= after)
+        });
+        let mut walked = Walked::Done(Flow::Continue);
+        for (i, entry) in entries.iter().enumerate().skip(first) {
+            let child = format!("{path}/{}", entry.name);
+            let is_dir = entry.kind == Kind::Dir;
+            if self.skipped(&child, &entry.name, is_dir) {
+                continue;
+            }
+            if defer() {
+                self.rest_of(&entries, i, path, below, rest);
+                walked = Walked::Deferred;
+                break;
+            }
+            if visit(dir, &entry.name, &child, entry.kind) == Flow::Stop {
+                walked = Walked::Done(Flow::Stop);
+                break;
+            }
+            if !is_dir {
+                continue;
+            }
+            let Ok(sub) = dir.open_dir(&entry.name) else {
+                continue;
+            };
+            let sub_below = join(below, &entry.name);
+            match self.walk_deferring(&sub, &child, &sub_below, None, visit, defer, rest) {
+                Walked::Done(Flow::Continue) => {}
+                Walked::Done(Flow::Stop) => {
+                    walked = Walked::Done(Flow::Stop);
+                    break;
+                }
+                Walked::Deferred => {
+                    self.rest_of(&entries, i + 1, path, below, rest);
+                    walked = Walked::Deferred;
+                    break;
+                }
+            }
+        }
+        self.levels.pop();
+        walked
+    }
+
+    /// Append the entries of a directory (at guest path `path`, `below` the
+    /// start) from `entries[from]` on to `rest`: as one [`Piece::After`]
+    /// when more than [`NAMED_REST`] are left, else those not filtered out
+    /// as runs of entries, each directory's subtree after the run that
+    /// visits it.
+    fn rest_of(
+        &self,
+        entries: &[Entry],
+        from: usize,
+        path: &str,
+        below: &str,
+        rest: &mut Vec<Piece>,
+    ) {
+        let left = entries.len().saturating_sub(from);
+        if left > NAMED_REST {
+            rest.push(match from.checked_sub(1) {
+                Some(last) => Piece::After {
+                    dir: below.to_string(),
+                    after: entries[last].name.clone(),
+                },
+                None => Piece::Tree(below.to_string()),
+            });
+            return;
+        }
+        self.named(entries.get(from..).unwrap_or_default(), path, below, rest);
+    }
+
+    /// Append `entries` (of the directory at guest path `path`, `below` the
+    /// start), those not filtered out, to `out` as runs of entries, each
+    /// directory's subtree after the run that visits it.
+    fn named(&self, entries: &[Entry], path: &str, below: &str, out: &mut Vec<Piece>) {
+        let mut run = Vec::new();
+        for entry in entries {
+            let is_dir = entry.kind == Kind::Dir;
+            if self.skipped(&format!("{path}/{}", entry.name), &entry.name, is_dir) {
+                continue;
+            }
+            run.push((entry.name.clone(), entry.kind));
+            if is_dir {
+                out.push(Piece::Entries {
+                    dir: below.to_string(),
+                    entries: std::mem::take(&mut run),
+                });
+                out.push(Piece::Tree(join(below, &entry.name)));
+            }
+        }
+        if !run.is_empty() {
+            out.push(Piece::Entries {
+                dir: below.to_string(),
+                entries: run,
+            });
+        }
+    }
+
+    /// A [`Piece::After`] of `dir` (at guest path `path`, `below` the
+    /// start, opened by [`start_piece`](super::start_piece)) named entry by
+    /// entry, to cut it among workers; `None` if `dir` cannot be listed.
+    pub fn name_after<D: Dir>(
+        &mut self,
+        dir: &D,
+        path: &str,
+        below: &str,
+        after: &str,
+    ) -> Option<Vec<Piece>> {
+        let entries = self.enter(dir, path)?;
+        let first = entries.partition_point(|e| e.name.as_str() <= after);
+        let mut out = Vec::new();
+        self.named(&entries[first..], path, below, &mut out);
+        self.levels.pop();
+        Some(out)
+    }
+}
+
+/// How a deferring walk ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Walked {
+    /// It walked everything, or a visit stopped it.
+    Done(Flow),
+    /// It stopped for now; what it left is in its rest.
+    Deferred,
+}
+
+/// `name` below `below` (`""` for the start).
+fn join(below: &str, name: &str) -> String {
+    if below.is_empty() {
+        name.to_string()
+    } else {
+        format!("{below}/{name}")
     }
 }
 
@@ -309,6 +525,138 @@ mod tests {
                         "{sub:?} hidden {hidden}, {subtrees} subtrees, {groups} groups"
                     );
                 }
+            }
+        }
+    }
+
+    /// What `group` of pieces of `target` visits when its walk defers
+    /// once it has visited `every` entries and its rest, with the group's
+    /// pieces not yet begun after it, is walked the same way next; with
+    /// `name`, a [`Piece::After`] in a rest is named entry by entry first,
+    /// as a parent cutting rests among workers does.
+    fn deferring(
+        target: &WorkspacePath,
+        hidden: bool,
+        group: &[Piece],
+        every: usize,
+        name: bool,
+    ) -> Vec<(String, Kind)> {
+        let none = Override::empty();
+        let mut walker = Walker::new(!hidden, &none);
+        let mut seen = Vec::new();
+        let mut rest = Vec::new();
+        let group: Vec<Piece> = group
+            .iter()
+            .flat_map(|piece| match piece {
+                Piece::After { dir, after } if name => {
+                    let at = target.join(dir);
+                    let opened = start_piece(&at, piece, &mut walker).unwrap();
+                    let path = at.guest().trim_end_matches('/').to_string();
+                    walker.name_after(&opened, &path, dir, after).unwrap()
+                }
+                other => vec![other.clone()],
+            })
+            .collect();
+        let visited = std::cell::Cell::new(0);
+        for (k, piece) in group.iter().enumerate() {
+            let at = if piece.dir().is_empty() {
+                target.clone()
+            } else {
+                target.join(piece.dir())
+            };
+            let dir = start_piece(&at, piece, &mut walker).unwrap();
+            let path = at.guest().trim_end_matches('/').to_string();
+            let walked = walker.walk_piece_deferring(
+                &dir,
+                &path,
+                piece,
+                &mut |_, _, path, kind| {
+                    visited.set(visited.get() + 1);
+                    seen.push((path.to_string(), kind));
+                    Flow::Continue
+                },
+                &mut || visited.get() >= every,
+                &mut rest,
+            );
+            if walked == Walked::Deferred {
+                rest.extend(group[k + 1..].iter().cloned());
+                break;
+            }
+        }
+        if !rest.is_empty() {
+            seen.extend(deferring(target, hidden, &rest, every, name));
+        }
+        seen
+    }
+
+    #[test]
+    fn a_deferred_walk_and_its_rest_visit_what_one_walk_visits() {
+        let dir = tree(&[
+            (".gitignore", "*.log\n/build/\n"),
+            ("a.log", "x"),
+            ("top.txt", "x"),
+            ("build/out.txt", "x"),
+            ("src/main.rs", "x"),
+            ("src/.gitignore", "gen_*\n"),
+            ("src/gen_a.rs", "x"),
+            ("src/deep/gen_b.rs", "x"),
+            ("src/deep/c.rs", "x"),
+            ("src/deep/er/d.rs", "x"),
+            ("src/deep/er/still/e.rs", "x"),
+            ("src/deep/er/still/f.rs", "x"),
+            ("src/deep/z.rs", "x"),
+            ("src/z.rs", "x"),
+            (".hidden/h.txt", "x"),
+            ("nested/sub/.gitignore", "*.rs\n"),
+            ("nested/sub/d.rs", "x"),
+            ("nested/sub/e.txt", "x"),
+            ("zz/y/gen_c.rs", "x"),
+            ("zz/y/b.txt", "x"),
+        ]);
+        // A directory too long for a rest to name entry by entry, with
+        // ignored files and subdirectories among its entries.
+        let flat = dir.path().join("src/flat");
+        for i in 0..NAMED_REST * 2 + 7 {
+            let name = match i % 50 {
+                7 => format!("gen_{i:03}.rs"),
+                9 => format!("d{i:03}/inner.txt"),
+                _ => format!("f{i:03}.txt"),
+            };
+            let path = flat.join(name);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(path, "x").unwrap();
+        }
+        let root = dir.path();
+        let none = Override::empty();
+        for (sub, hidden) in [("", false), ("", true), ("src", false)] {
+            let expected = whole(root, sub, hidden);
+            let target = WorkspacePath::resolve(root.to_str().unwrap(), None, sub).unwrap();
+            for (every, name) in [
+                (1, false),
+                (2, true),
+                (3, false),
+                (5, true),
+                (40, false),
+                (100, true),
+            ] {
+                let tree = [Piece::Tree(String::new())];
+                assert_eq!(
+                    deferring(&target, hidden, &tree, every, name),
+                    expected,
+                    "{sub:?} hidden {hidden}, the whole tree deferred every {every}"
+                );
+                let mut planner = Walker::new(!hidden, &none);
+                let start_dir = start(&target, &mut planner).unwrap();
+                let base = target.guest().trim_end_matches('/').to_string();
+                let pieces = plan(&mut planner, &start_dir, &base, 2);
+                let mut seen = Vec::new();
+                for group in group(pieces, 3) {
+                    seen.extend(deferring(&target, hidden, &group, every, name));
+                }
+                assert_eq!(
+                    seen, expected,
+                    "{sub:?} hidden {hidden}, planned pieces deferred every {every}"
+                );
             }
         }
     }
