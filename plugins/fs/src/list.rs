@@ -6,6 +6,7 @@
 use std::fs;
 
 use serde::Deserialize;
+use warden_sdk::walk::Kind;
 use warden_sdk::{
     Annotations, Context, Output, Tool, ToolError, WorkspacePath,
     serde_json::{Value, json},
@@ -113,27 +114,31 @@ impl Listing {
     /// Only the top directory's read error is returned; a subdirectory that
     /// cannot be read is noted in the listing.
     fn walk(&mut self, dir: &WorkspacePath, level: usize, depth: usize) -> std::io::Result<()> {
-        let mut entries: Vec<(String, fs::FileType)> = Vec::new();
-        for entry in fs::read_dir(dir.guest())? {
-            let entry = entry?;
-            let name = entry.file_name().to_string_lossy().into_owned();
-            if !self.include_hidden && name.starts_with('.') {
-                continue;
-            }
-            entries.push((name, entry.file_type()?));
-        }
+        // A name that is not UTF-8 cannot cross WASI: its entry is left
+        // out, the rest of the directory listed, and the listing says so.
+        let (listed, unnamed) = warden_sdk::walk::list(dir)?;
+        let mut entries: Vec<(String, Kind)> = listed
+            .into_iter()
+            .filter(|e| self.include_hidden || !e.name.starts_with('.'))
+            .map(|e| (e.name, e.kind))
+            .collect();
         entries.sort_by(|a, b| a.0.cmp(&b.0));
         let indent = "  ".repeat(level);
+        if unnamed > 0 {
+            self.text.push_str(&format!(
+                "{indent}[{unnamed} not shown: names that are not UTF-8, which WASI cannot name]\n"
+            ));
+        }
         for (name, kind) in entries {
             if self.entries == MAX_ENTRIES {
                 self.truncated = true;
                 return Ok(());
             }
             self.entries += 1;
-            if kind.is_symlink() {
+            if kind == Kind::Other && is_symlink(&dir.join(&name)) {
                 self.text
                     .push_str(&format!("{indent}{name} -> (symlink)\n"));
-            } else if kind.is_dir() {
+            } else if kind == Kind::Dir {
                 self.text.push_str(&format!("{indent}{name}/\n"));
                 if level + 1 < depth && name != ".git" {
                     let child = dir.join(&name);
@@ -152,6 +157,12 @@ impl Listing {
         }
         Ok(())
     }
+}
+
+/// Whether `entry` is a symlink (a listing calls a symlink, a FIFO or a
+/// socket alike "other").
+fn is_symlink(entry: &WorkspacePath) -> bool {
+    fs::symlink_metadata(entry.guest()).is_ok_and(|m| m.file_type().is_symlink())
 }
 
 #[cfg(test)]

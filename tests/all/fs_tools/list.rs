@@ -132,3 +132,49 @@ fn glob_errors() {
     let msg = t.fail("glob", json!({"pattern": "*", "path": "nope"}), NotFound);
     assert_eq!(msg, "nope: no such file or directory");
 }
+
+/// A name that is not UTF-8 cannot cross WASI: its entry is left out, the
+/// rest of its directory is still listed, walked and searched (it used to
+/// hide the whole directory: `grep` found nothing in it and said nothing),
+/// and the call says what was left out.
+#[test]
+fn a_name_that_is_not_utf8_hides_only_its_own_entry() {
+    use std::os::unix::ffi::OsStrExt;
+    let t = Ws::new(RO);
+    t.write("d/a.txt", "needle a\n");
+    t.write("d/z.txt", "needle z\n");
+    let odd = t
+        .ws()
+        .join("d")
+        .join(std::ffi::OsStr::from_bytes(b"odd\xff.txt"));
+    std::fs::write(odd, "needle odd\n").unwrap();
+
+    let listed = t.text("list_dir", json!({"depth": 2}));
+    assert_eq!(
+        listed,
+        "d/\n  [1 not shown: names that are not UTF-8, which WASI cannot name]\n  a.txt\n  z.txt\n"
+    );
+    let warned = |r: &warden::pipeline::CallResult| {
+        r.report.as_ref().unwrap().logs.iter().any(|l| {
+            l.message
+                .starts_with("skipped 1 entry of a directory with a name that is not UTF-8")
+        })
+    };
+    for workers in [1, 2] {
+        let limits = warden::base::Limits {
+            workers,
+            ..warden::base::Limits::default()
+        };
+        let input = json!({"pattern": "needle"}).to_string();
+        let r = call_raw("grep", &input, &t.ws(), RO, limits.clone());
+        assert_eq!(
+            ok(&r).text,
+            "d/a.txt:1:needle a\nd/z.txt:1:needle z\n2 matches in 2 files\n",
+            "{workers} workers"
+        );
+        assert!(warned(&r), "{workers} workers: {:?}", r.report);
+    }
+    let r = t.run("glob", json!({"pattern": "**/*.txt"}));
+    assert_eq!(ok(&r).text, "d/a.txt\nd/z.txt\n");
+    assert!(warned(&r), "{:?}", r.report);
+}

@@ -491,25 +491,18 @@ pub mod wasi {
 
     impl Dir for WasiDir {
         fn entries(&self) -> io::Result<Vec<Entry>> {
-            let stream = self.0.read_directory().map_err(error)?;
-            let mut out = Vec::new();
-            while let Some(entry) = stream.read_directory_entry().map_err(error)? {
-                let kind = match entry.type_ {
-                    DescriptorType::RegularFile => Kind::File,
-                    DescriptorType::Directory => Kind::Dir,
-                    DescriptorType::Unknown
-                    | DescriptorType::BlockDevice
-                    | DescriptorType::CharacterDevice
-                    | DescriptorType::Fifo
-                    | DescriptorType::SymbolicLink
-                    | DescriptorType::Socket => Kind::Other,
-                };
-                out.push(Entry {
-                    name: entry.name,
-                    kind,
-                });
+            let (entries, unnamed) = self.entries_named()?;
+            if unnamed > 0 {
+                let what = if unnamed == 1 { "entry" } else { "entries" };
+                crate::log(
+                    crate::LogLevel::Warn,
+                    &format!(
+                        "skipped {unnamed} {what} of a directory with a name that is not UTF-8 \
+                         (WASI names files in UTF-8 only); its other entries were walked"
+                    ),
+                );
             }
-            Ok(out)
+            Ok(entries)
         }
 
         fn open_dir(&self, name: &str) -> io::Result<Self> {
@@ -533,54 +526,96 @@ pub mod wasi {
         }
 
         fn read_filtered(&self, name: &str, max: u64, filter: &Filter) -> io::Result<Contents> {
-            let file = self.open_file(name)?;
-            // The host reads the file a chunk at a time and hands one over
-            // only when it holds a needle. Chunks overlap by a needle's
-            // length less one, so no needle is missed across their ends.
-            // The first chunk is small, so a binary file is read no further.
-            let longest = filter.needles.iter().map(Vec::len).max().unwrap_or(1);
-            let overlap = longest.saturating_sub(1) as u64;
-            let mut offset = 0u64;
-            loop {
-                let chunk = if offset == 0 {
-                    FIRST_READ
-                } else {
-                    FILTERED_READ
-                };
-                let len = chunk.min(max.saturating_add(1).saturating_sub(offset));
-                let found =
-                    prefilter::read_if_contains(&file, len, offset, &filter.needles, filter.sniff);
-                match found {
-                    Ok(Found::Bytes((bytes, end))) if offset == 0 => {
-                        if has_nul(&bytes, filter.sniff) {
-                            let read = bytes.len() as u64;
-                            return Ok(Contents::Binary { read });
-                        }
-                        return read_rest(&file, bytes, end, max);
-                    }
-                    // A needle past the first chunk: the file is searched whole.
-                    Ok(Found::Bytes(_)) | Err(PrefilterError::BadNeedles) => break,
-                    Ok(Found::Absent(a)) => {
-                        if offset == 0 && a.nul_in_head {
-                            return Ok(Contents::Binary { read: a.size });
-                        }
-                        let size = offset + a.size;
-                        if size > max {
-                            return Ok(Contents::TooLarge);
-                        }
-                        if a.end {
-                            return Ok(Contents::Absent { size });
-                        }
-                        if a.size <= overlap {
-                            break;
-                        }
-                        offset = size - overlap;
-                    }
-                    Err(PrefilterError::Read(code)) => return Err(error(code)),
-                }
-            }
-            read_all(&file, max, Some(filter.sniff))
+            read_filtered(&self.open_file(name)?, max, filter)
         }
+    }
+
+    impl WasiDir {
+        /// Every entry but `.` and `..`, in no particular order, and how
+        /// many were left out for a name that is not UTF-8: such a name
+        /// cannot cross WASI, nor be opened through it, so that entry is
+        /// skipped and the rest of the directory listed.
+        pub fn entries_named(&self) -> io::Result<(Vec<Entry>, usize)> {
+            let stream = self.0.read_directory().map_err(error)?;
+            let mut out = Vec::new();
+            let mut unnamed = 0usize;
+            loop {
+                let entry = match stream.read_directory_entry() {
+                    Ok(Some(entry)) => entry,
+                    Ok(None) => break,
+                    Err(ErrorCode::IllegalByteSequence) => {
+                        unnamed += 1;
+                        continue;
+                    }
+                    Err(code) => return Err(error(code)),
+                };
+                let kind = match entry.type_ {
+                    DescriptorType::RegularFile => Kind::File,
+                    DescriptorType::Directory => Kind::Dir,
+                    DescriptorType::Unknown
+                    | DescriptorType::BlockDevice
+                    | DescriptorType::CharacterDevice
+                    | DescriptorType::Fifo
+                    | DescriptorType::SymbolicLink
+                    | DescriptorType::Socket => Kind::Other,
+                };
+                out.push(Entry {
+                    name: entry.name,
+                    kind,
+                });
+            }
+            Ok((out, unnamed))
+        }
+    }
+
+    /// [`Dir::read_filtered`] of the open `file`. The host reads the file a
+    /// chunk at a time and hands one over only when it holds a needle.
+    /// Chunks overlap by a needle's length less one, so no needle is missed
+    /// across their ends. The first chunk is small, so a binary file is
+    /// read no further.
+    fn read_filtered(file: &Descriptor, max: u64, filter: &Filter) -> io::Result<Contents> {
+        let longest = filter.needles.iter().map(Vec::len).max().unwrap_or(1);
+        let overlap = longest.saturating_sub(1) as u64;
+        let mut offset = 0u64;
+        loop {
+            let chunk = if offset == 0 {
+                FIRST_READ
+            } else {
+                FILTERED_READ
+            };
+            let len = chunk.min(max.saturating_add(1).saturating_sub(offset));
+            let found =
+                prefilter::read_if_contains(file, len, offset, &filter.needles, filter.sniff);
+            match found {
+                Ok(Found::Bytes((bytes, end))) if offset == 0 => {
+                    if has_nul(&bytes, filter.sniff) {
+                        let read = bytes.len() as u64;
+                        return Ok(Contents::Binary { read });
+                    }
+                    return read_rest(file, bytes, end, max);
+                }
+                // A needle past the first chunk: the file is searched whole.
+                Ok(Found::Bytes(_)) | Err(PrefilterError::BadNeedles) => break,
+                Ok(Found::Absent(a)) => {
+                    if offset == 0 && a.nul_in_head {
+                        return Ok(Contents::Binary { read: a.size });
+                    }
+                    let size = offset + a.size;
+                    if size > max {
+                        return Ok(Contents::TooLarge);
+                    }
+                    if a.end {
+                        return Ok(Contents::Absent { size });
+                    }
+                    if a.size <= overlap {
+                        break;
+                    }
+                    offset = size - overlap;
+                }
+                Err(PrefilterError::Read(code)) => return Err(error(code)),
+            }
+        }
+        read_all(file, max, Some(filter.sniff))
     }
 
     /// `file` read whole from its start, unless it is over `max` bytes or,
@@ -703,6 +738,20 @@ pub fn start(target: &WorkspacePath, walker: &mut Walker) -> io::Result<WalkDir>
         walker.enter_ancestor(WalkDir::open(&base, rel).ok().as_ref(), guest);
     }
     WalkDir::open(&base, &last.0)
+}
+
+/// The entries of the directory `target` (but `.` and `..`, in no
+/// particular order), and how many were left out because their names are
+/// not UTF-8, which WASI cannot name (none natively).
+#[cfg(target_family = "wasm")]
+pub fn list(target: &WorkspacePath) -> io::Result<(Vec<Entry>, usize)> {
+    open_alone(target)?.entries_named()
+}
+
+/// The entries of the directory `target`, and none left out (natively).
+#[cfg(not(target_family = "wasm"))]
+pub fn list(target: &WorkspacePath) -> io::Result<(Vec<Entry>, usize)> {
+    Ok((open_alone(target)?.entries()?, 0))
 }
 
 /// Open `target` alone, leaving `walker` as it is.
