@@ -464,3 +464,68 @@ fn a_glob_split_across_workers_lists_what_one_walk_lists() {
         assert_eq!(split.structured, single.structured, "input {input}");
     }
 }
+
+/// Files the grant refuses to read and directories it refuses to open are
+/// skipped, as ripgrep skips what it cannot read, and the summary counts
+/// them: "no matches" must not hide that part of the tree went unread.
+/// One walk and a split search count alike; `glob`, which reads no file,
+/// counts the directories.
+#[test]
+fn what_cannot_be_read_is_counted_in_the_summary() {
+    use warden::capability::{FsAccess, PathGuard, ProtectedReads};
+    let sb = Sandbox::new();
+    for i in 0..30 {
+        sb.write(&format!("src/m{i:02}.rs"), format!("fn f{i}() {{}}\n"));
+    }
+    sb.write("src/hit.rs", "needle here\n");
+    sb.write("secret.txt", "needle secret\n");
+    sb.write("vault/inner.txt", "needle vaulted\n");
+    let globs = vec!["secret.txt".into(), "vault".into(), "vault/**".into()];
+    let guard = PathGuard::new(globs, ProtectedReads::Refused).unwrap();
+    let grant = guarded_grant(&sb.ws(), FsAccess::ReadOnly, Some(guard));
+    let (entry, _) = catalog().find_tool("grep").unwrap();
+    let search = catalog().load(entry).unwrap();
+    let grep = |input: Value, workers: u32| {
+        let limits = Limits {
+            workers,
+            ..Limits::default()
+        };
+        let r = call_plugin(&search, "grep", input, &grant, &limits);
+        match r.outcome {
+            warden::protocol::ToolOutcome::Success(out) => out.text,
+            other => panic!("{other:?}"),
+        }
+    };
+    for workers in [1, 2] {
+        let text = grep(json!({"pattern": "needle"}), workers);
+        assert_eq!(
+            text,
+            "src/hit.rs:1:needle here\n1 match in 1 file; could not read 2 files or directories \
+             (permissions or the sandbox)\n",
+            "{workers} workers"
+        );
+        assert!(
+            !text.contains("secret") && !text.contains("vaulted"),
+            "{text}"
+        );
+        // A search that stops early says so, not what it might have missed.
+        let stopped = grep(json!({"pattern": "f", "max_matches": 2}), workers);
+        assert!(!stopped.contains("could not read"), "{stopped}");
+    }
+    let (entry, _) = catalog().find_tool("glob").unwrap();
+    let fs = catalog().load(entry).unwrap();
+    let r = call_plugin(
+        &fs,
+        "glob",
+        json!({"pattern": "**/*.txt"}),
+        &grant,
+        &Limits::default(),
+    );
+    let warden::protocol::ToolOutcome::Success(out) = r.outcome else {
+        panic!("{:?}", r.outcome);
+    };
+    assert_eq!(
+        out.text,
+        "secret.txt\n[could not read 1 directory (permissions or the sandbox)]\n"
+    );
+}

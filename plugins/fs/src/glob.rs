@@ -105,6 +105,7 @@ fn glob(
         found,
         total,
         cancelled,
+        unreadable,
     } = match glob_split::fanned(base, pattern, hidden) {
         Some(found) => found,
         None => one_walk(root, base, &matcher, hidden, None)
@@ -127,6 +128,16 @@ fn glob(
             "[showing {MAX_RESULTS} of {total} matches; narrow the pattern or path]\n"
         ));
     }
+    if unreadable > 0 && !cancelled {
+        let what = if unreadable == 1 {
+            "directory"
+        } else {
+            "directories"
+        };
+        text.push_str(&format!(
+            "[could not read {unreadable} {what} (permissions or the sandbox)]\n"
+        ));
+    }
     if cancelled {
         text.push_str("[stopped early: the call was cancelled]\n");
     }
@@ -144,6 +155,9 @@ pub(crate) struct Found {
     pub total: usize,
     /// The walk stopped because the call was cancelled.
     pub cancelled: bool,
+    /// Directories the walk could not open or list.
+    #[serde(default)]
+    pub unreadable: usize,
 }
 
 impl Found {
@@ -213,6 +227,7 @@ pub(crate) fn one_walk(
         }
     }
     out.settle();
+    out.unreadable = walker.unreadable;
     Ok(out)
 }
 

@@ -69,12 +69,16 @@ pub(crate) fn fanned(base: &WorkspacePath, pattern: &str, hidden: bool) -> Optio
         })
         .collect::<Result<Vec<String>, _>>()
         .ok()?;
-    let mut all = Found::default();
+    let mut all = Found {
+        unreadable: walker.unreadable,
+        ..Found::default()
+    };
     for out in fan_out(&tasks)? {
         let part: Found = serde_json::from_value(out.structured?).ok()?;
         all.found.extend(part.found);
         all.total += part.total;
         all.cancelled |= part.cancelled;
+        all.unreadable += part.unreadable;
     }
     all.settle();
     Some(all)

@@ -63,7 +63,8 @@ impl ToolError {
         match err.kind() {
             K::NotFound => Self::not_found(format!("{shown}: no such file or directory")),
             K::PermissionDenied => Self::permission_denied(format!(
-                "{shown}: access denied by the sandbox (the path leaves the workspace or is not granted)"
+                "{shown}: permission denied (the path leaves the workspace or is not granted to this call, \
+                 or the file's own permissions refuse it)"
             )),
             K::ReadOnlyFilesystem => Self::permission_denied(format!(
                 "{shown}: read-only for this call; writing needs a write grant"

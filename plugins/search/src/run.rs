@@ -61,14 +61,20 @@ pub(crate) fn grep(target: &WorkspacePath, input: &Input) -> Result<Output, Tool
         (sink, tally) = (merged, merged_tally);
     } else {
         let mut progress = WalkProgress::new("grep", "files");
-        tally.cancelled = walk_files(target, input, &mut |dir, name, below| {
-            // A file that vanished or cannot be read is skipped, as ripgrep does.
-            if let Ok(content) = read_file(dir, name, &searcher) {
-                progress.entry(content.bytes_read());
-                let shown = shown_below(shown, below);
-                search_contents(&searcher, &shown, content, &mut sink, &mut tally);
-            } else {
-                progress.entry(0);
+        let mut unreadable = 0;
+        let walked = walk_files(target, input, &mut |dir, name, below| {
+            // A file that vanished or cannot be read is skipped, as ripgrep
+            // does; one that cannot be read is counted.
+            match read_file(dir, name, &searcher) {
+                Ok(content) => {
+                    progress.entry(content.bytes_read());
+                    let shown = shown_below(shown, below);
+                    search_contents(&searcher, &shown, content, &mut sink, &mut tally);
+                }
+                Err(e) => {
+                    progress.entry(0);
+                    unreadable += usize::from(e.kind() != std::io::ErrorKind::NotFound);
+                }
             }
             if sink.stop.is_some() {
                 Flow::Stop
@@ -76,6 +82,8 @@ pub(crate) fn grep(target: &WorkspacePath, input: &Input) -> Result<Output, Tool
                 Flow::Continue
             }
         })?;
+        tally.cancelled = walked.cancelled;
+        tally.unreadable = unreadable + walked.unreadable;
     }
     Ok(finish(sink, &tally, &searcher))
 }
@@ -135,14 +143,22 @@ pub(crate) fn finish(mut sink: Sink, tally: &Tally, searcher: &Searcher) -> Outp
     Output::text(sink.text).with_structured(structured)
 }
 
+/// How a walk of files ended.
+pub(crate) struct Walked {
+    /// It stopped because the call was cancelled.
+    pub(crate) cancelled: bool,
+    /// Directories it could not open or list.
+    pub(crate) unreadable: usize,
+}
+
 /// The directory `target` walked in order, calling `visit(dir, name,
 /// below)` for each file to search, `below` being its path under the
-/// target. True if the walk stopped because the call was cancelled.
+/// target.
 pub(crate) fn walk_files<F>(
     target: &WorkspacePath,
     input: &Input,
     visit: &mut F,
-) -> Result<bool, ToolError>
+) -> Result<Walked, ToolError>
 where
     F: FnMut(&WalkDir, &str, &str) -> Flow,
 {
@@ -162,7 +178,10 @@ where
         let below = path.get(base.len() + 1..).unwrap_or(name);
         visit(dir, name, below)
     });
-    Ok(cancelled)
+    Ok(Walked {
+        cancelled,
+        unreadable: walker.unreadable,
+    })
 }
 
 /// How a file at `below` under the target shown as `shown` is shown.

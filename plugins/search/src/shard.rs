@@ -105,6 +105,9 @@ pub(crate) struct Part {
     cancelled: bool,
     /// Files it numbered.
     numbered: usize,
+    /// Files it could not read and directories it could not list.
+    #[serde(default)]
+    unreadable: usize,
     /// What it left of its pieces when its budget ran out, in walk order:
     /// a later round walks it, and its results follow this part's.
     #[serde(default)]
@@ -216,7 +219,7 @@ pub(crate) fn fanned(
             part.horizon = Some(part.horizon.unwrap_or(part.numbered.saturating_sub(1)));
         }
     }
-    Ok(merge(target, searcher, parts))
+    Ok(merge(target, searcher, parts, walker.unreadable))
 }
 
 /// Run one round of `groups` as tasks in the workers `run` starts.
@@ -388,9 +391,13 @@ fn search_pieces(target: &WorkspacePath, task: &Task) -> Result<Part, ToolError>
         let this = seq;
         seq += 1;
         searched.set(seq);
-        let Ok(content) = read_file(dir, name, &searcher) else {
-            progress.entry(0);
-            return Flow::Continue;
+        let content = match read_file(dir, name, &searcher) {
+            Ok(content) => content,
+            Err(e) => {
+                progress.entry(0);
+                part.unreadable += usize::from(e.kind() != std::io::ErrorKind::NotFound);
+                return Flow::Continue;
+            }
         };
         progress.entry(content.bytes_read());
         let below = path.get(base.len() + 1..).unwrap_or(name);
@@ -486,6 +493,7 @@ fn search_pieces(target: &WorkspacePath, task: &Task) -> Result<Part, ToolError>
     }
     part.files.extend(skipped);
     part.rest = rest;
+    part.unreadable += walker.unreadable;
     if part.cancelled {
         part.horizon = Some(part.horizon.unwrap_or(seq.saturating_sub(1)));
     }
@@ -494,9 +502,16 @@ fn search_pieces(target: &WorkspacePath, task: &Task) -> Result<Part, ToolError>
 }
 
 /// Merge the workers' parts into the output one walk of `target` gives.
-fn merge(target: &WorkspacePath, searcher: &Searcher, parts: Vec<Part>) -> (Sink, Tally) {
+/// `unreadable`: what the plan could not open or list.
+fn merge(
+    target: &WorkspacePath,
+    searcher: &Searcher,
+    parts: Vec<Part>,
+    unreadable: usize,
+) -> (Sink, Tally) {
     let mut tally = Tally {
         searched: parts.iter().map(|p| p.searched).sum(),
+        unreadable: unreadable + parts.iter().map(|p| p.unreadable).sum::<usize>(),
         cancelled: parts.iter().any(|p| p.cancelled),
         ..Tally::default()
     };

@@ -16,6 +16,9 @@ pub struct Tally {
     pub binary: usize,
     /// Files skipped for being over [`MAX_FILE_SIZE`].
     pub large: usize,
+    /// Files that could not be read and directories that could not be
+    /// listed (a permission, the sandbox, an I/O error).
+    pub unreadable: usize,
     /// The user cancelled the call before the walk ended.
     pub cancelled: bool,
 }
@@ -56,6 +59,18 @@ pub fn summary(sink: &Sink, tally: &Tally, max_matches: usize) -> String {
             MAX_FILE_SIZE >> 20
         ));
     }
+    // Counted over the whole walk, so said only of a search that went to
+    // its end (one that stopped says so already).
+    if tally.unreadable > 0 && sink.stop.is_none() && !tally.cancelled {
+        text.push_str(&format!(
+            "; could not read {} (permissions or the sandbox)",
+            plural(
+                tally.unreadable,
+                "file or directory",
+                "files or directories"
+            )
+        ));
+    }
     if tally.cancelled {
         text.push_str("; stopped early: the call was cancelled");
     }
@@ -87,6 +102,7 @@ mod tests {
             searched: 9,
             binary: 0,
             large: 2,
+            unreadable: 4,
             cancelled: true,
         };
         assert_eq!(
@@ -104,5 +120,18 @@ mod tests {
             200,
         );
         assert_eq!(none, "no matches (1 file searched)");
+        let locked = summary(
+            &Sink::default(),
+            &Tally {
+                searched: 2,
+                unreadable: 1,
+                ..Tally::default()
+            },
+            200,
+        );
+        assert_eq!(
+            locked,
+            "no matches (2 files searched); could not read 1 file or directory (permissions or the sandbox)"
+        );
     }
 }

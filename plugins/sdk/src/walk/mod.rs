@@ -183,6 +183,9 @@ struct Level {
 
 /// Walks a tree in file-name order, yielding the files a search should read.
 pub struct Walker<'a> {
+    /// Directories the walk or the plan could not open or list (a
+    /// permission, the sandbox, an I/O error): their contents were skipped.
+    pub unreadable: usize,
     /// Skip hidden names (not whitelisted by a rule).
     skip_hidden: bool,
     /// The `glob` input, matched before any ignore file.
@@ -198,6 +201,7 @@ impl<'a> Walker<'a> {
     /// A walker with no ignore files read yet.
     pub fn new(skip_hidden: bool, overrides: &'a Override) -> Self {
         Walker {
+            unreadable: 0,
             skip_hidden,
             overrides,
             levels: Vec::new(),
@@ -261,8 +265,10 @@ impl<'a> Walker<'a> {
         path: &str,
         visit: &mut impl FnMut(&D, &str, &str, Kind) -> Flow,
     ) -> Flow {
-        // A directory that cannot be listed is skipped, as ripgrep does.
+        // A directory that cannot be listed is skipped, as ripgrep does,
+        // and counted.
         let Some(entries) = self.enter(dir, path) else {
+            self.unreadable += 1;
             return Flow::Continue;
         };
         let mut flow = Flow::Continue;
@@ -276,7 +282,10 @@ impl<'a> Walker<'a> {
             if flow == Flow::Continue && is_dir {
                 flow = match dir.open_dir(&entry.name) {
                     Ok(sub) => self.walk_all(&sub, &child, visit),
-                    Err(_) => Flow::Continue,
+                    Err(e) => {
+                        self.unreadable += usize::from(e.kind() != io::ErrorKind::NotFound);
+                        Flow::Continue
+                    }
                 };
             }
             if flow == Flow::Stop {

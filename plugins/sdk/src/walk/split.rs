@@ -66,8 +66,11 @@ impl Piece {
 /// `subtrees` [`Piece::Tree`]s, or [`MAX_PLAN_DEPTH`].
 pub fn plan<D: Dir>(walker: &mut Walker, dir: &D, path: &str, subtrees: usize) -> Vec<Piece> {
     let mut pieces = Vec::new();
+    let unreadable = walker.unreadable;
     for depth in 1..=MAX_PLAN_DEPTH {
+        // Each depth lists the levels above it again: count once.
         pieces.clear();
+        walker.unreadable = unreadable;
         walker.pieces(dir, path, "", depth, &mut pieces);
         let trees = pieces
             .iter()
@@ -148,6 +151,7 @@ impl Walker<'_> {
         out: &mut Vec<Piece>,
     ) {
         let Some(entries) = self.enter(dir, path) else {
+            self.unreadable += 1;
             return;
         };
         let mut run = Vec::new();
@@ -168,8 +172,11 @@ impl Walker<'_> {
                 entries: std::mem::take(&mut run),
             });
             if depth > 1 {
-                if let Ok(sub) = dir.open_dir(&name) {
-                    self.pieces(&sub, &child, &sub_below, depth - 1, out);
+                match dir.open_dir(&name) {
+                    Ok(sub) => self.pieces(&sub, &child, &sub_below, depth - 1, out),
+                    Err(e) => {
+                        self.unreadable += usize::from(e.kind() != std::io::ErrorKind::NotFound);
+                    }
                 }
             } else {
                 out.push(Piece::Tree(sub_below));
@@ -278,6 +285,7 @@ impl Walker<'_> {
         rest: &mut Vec<Piece>,
     ) -> Walked {
         let Some(entries) = self.enter(dir, path) else {
+            self.unreadable += 1;
             return Walked::Done(Flow::Continue);
         };
         let first = after.map_or(0, |after| {
@@ -302,8 +310,12 @@ impl Walker<'_> {
             if !is_dir {
                 continue;
             }
-            let Ok(sub) = dir.open_dir(&entry.name) else {
-                continue;
+            let sub = match dir.open_dir(&entry.name) {
+                Ok(sub) => sub,
+                Err(e) => {
+                    self.unreadable += usize::from(e.kind() != std::io::ErrorKind::NotFound);
+                    continue;
+                }
             };
             let sub_below = join(below, &entry.name);
             match self.walk_deferring(&sub, &child, &sub_below, None, visit, defer, rest) {
