@@ -474,8 +474,10 @@ fn a_glob_split_across_workers_lists_what_one_walk_lists() {
 fn what_cannot_be_read_is_counted_in_the_summary() {
     use warden::capability::{FsAccess, PathGuard, ProtectedReads};
     let sb = Sandbox::new();
-    for i in 0..30 {
-        sb.write(&format!("src/m{i:02}.rs"), format!("fn f{i}() {{}}\n"));
+    // Enough directories at the top that a split search's plan lists no
+    // deeper: the refused one is a subtree that only a worker tries to open.
+    for i in 0..40 {
+        sb.write(&format!("d{i:02}/m.rs"), format!("fn f{i}() {{}}\n"));
     }
     sb.write("src/hit.rs", "needle here\n");
     sb.write("secret.txt", "needle secret\n");

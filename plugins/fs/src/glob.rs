@@ -203,6 +203,7 @@ pub(crate) fn one_walk(
         }
         Flow::Continue
     };
+    let mut unopened = 0;
     match pieces {
         None => {
             let start = start(base, &mut walker)?;
@@ -215,9 +216,14 @@ pub(crate) fn one_walk(
                 } else {
                     base.join(piece.dir())
                 };
-                // A directory gone since the plan is skipped, as one walk would.
-                let Ok(dir) = start_piece(&at, piece, &mut walker) else {
-                    continue;
+                // A directory gone since the plan is skipped, as one walk
+                // would; one that cannot be opened is counted.
+                let dir = match start_piece(&at, piece, &mut walker) {
+                    Ok(dir) => dir,
+                    Err(e) => {
+                        unopened += usize::from(e.kind() != std::io::ErrorKind::NotFound);
+                        continue;
+                    }
                 };
                 let path = at.guest().trim_end_matches('/');
                 if walker.walk_piece(&dir, path, piece, &mut visit) == Flow::Stop {
@@ -227,7 +233,7 @@ pub(crate) fn one_walk(
         }
     }
     out.settle();
-    out.unreadable = walker.unreadable;
+    out.unreadable = walker.unreadable + unopened;
     Ok(out)
 }
 

@@ -90,11 +90,15 @@ fn list(wp: &WorkspacePath, depth: usize, include_hidden: bool) -> Result<Output
         .walk(wp, 0, depth)
         .map_err(|e| ToolError::from_io(&e, shown))?;
     if listing.entries == 0 {
-        listing.text = if include_hidden {
-            format!("{shown}: empty directory\n")
+        // Kept after it: a note of entries that could not be shown.
+        let note = std::mem::take(&mut listing.text);
+        listing.text = if !note.is_empty() {
+            format!("{shown}: no entries that can be shown\n{note}")
+        } else if include_hidden {
+            format!("{shown}: empty directory\n{note}")
         } else {
             format!(
-                "{shown}: no entries (hidden entries skipped; set include_hidden=true to see them)\n"
+                "{shown}: no entries (hidden entries skipped; set include_hidden=true to see them)\n{note}"
             )
         };
     }

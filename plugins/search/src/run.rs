@@ -94,8 +94,11 @@ fn split(target: &WorkspacePath, input: &Input, searcher: &Searcher) -> Option<(
     let shards = shard::shards();
     let mut rounds: Vec<usize> = Vec::new();
     let run = |t: &[String]| {
-        rounds.push(t.len());
-        shard::fan_out(t)
+        let ran = shard::fan_out(t);
+        if ran.is_ok() {
+            rounds.push(t.len());
+        }
+        ran
     };
     match shard::fanned(target, input, searcher, shards, shard::ROUNDS, run) {
         Ok(found) => {

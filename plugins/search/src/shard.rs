@@ -8,9 +8,11 @@
 //! end does not leave one worker searching alone (a subtree's cost is not
 //! known before it is walked: on `~/.cargo/registry/src` the last of eight
 //! equal tasks took 93 of the call's 183 ms, 57 of them alone); a worker walks
-//! and searches only its task's pieces, so no directory below the top is
-//! listed twice. Each task returns, in walk order, the files it skipped as
-//! binary or too large and the output of each file that matched.
+//! and searches only its task's pieces. Each task returns, in walk order, the
+//! output of each file that matched and, between them, how many files it
+//! skipped as binary or too large. A task that runs past its budget hands
+//! back the rest of its pieces for a later round (see [`fanned`]); a long
+//! directory in a rest is named by its last entry walked, and listed again.
 //!
 //! The parent merges those, task by task, into exactly what one walk would
 //! have printed. A file's output does not depend on the others, except in
@@ -200,8 +202,28 @@ pub(crate) fn fanned(
             break;
         }
         let (origins, groups) = cut_rests(&mut parts, tasks, target, &mut walker);
+        if groups.is_empty() {
+            // The rests named nothing left to walk (all of it ignored).
+            break;
+        }
         let budget = (n < rounds.most).then_some(rounds.later);
-        let more = round(&mut run, input, groups, budget)?;
+        // A later round the host does not run (its workers taken by other
+        // calls) keeps the rounds before it: this instance walks the rests
+        // itself, to their end.
+        let more = match round(&mut run, input, groups.clone(), budget) {
+            Ok(more) => more,
+            Err(_) => groups
+                .into_iter()
+                .map(|pieces| {
+                    let task = Task {
+                        input: input.clone(),
+                        pieces,
+                        budget: None,
+                    };
+                    search_pieces(target, &task).map_err(|e| Unsplit::Failed(e.message))
+                })
+                .collect::<Result<Vec<Part>, Unsplit>>()?,
+        };
         let mut more = origins.into_iter().zip(more).peekable();
         let mut spliced = Vec::with_capacity(parts.len() + more.len());
         for (i, part) in parts.into_iter().enumerate() {
@@ -471,15 +493,21 @@ fn search_pieces(target: &WorkspacePath, task: &Task) -> Result<Part, ToolError>
         started.elapsed().as_millis() >= u128::from(budget.after_ms)
     };
     let mut rest = Vec::new();
+    let mut unopened = 0;
     for (k, piece) in task.pieces.iter().enumerate() {
         let at = if piece.dir().is_empty() {
             target.clone()
         } else {
             target.join(piece.dir())
         };
-        // A directory gone since the plan is skipped, as one walk would.
-        let Ok(dir) = start_piece(&at, piece, &mut walker) else {
-            continue;
+        // A directory gone since the plan is skipped, as one walk would;
+        // one that cannot be opened is counted, as one walk counts it.
+        let dir = match start_piece(&at, piece, &mut walker) {
+            Ok(dir) => dir,
+            Err(e) => {
+                unopened += usize::from(e.kind() != std::io::ErrorKind::NotFound);
+                continue;
+            }
         };
         let path = at.guest().trim_end_matches('/');
         match walker.walk_piece_deferring(&dir, path, piece, &mut visit, &mut defer, &mut rest) {
@@ -493,7 +521,7 @@ fn search_pieces(target: &WorkspacePath, task: &Task) -> Result<Part, ToolError>
     }
     part.files.extend(skipped);
     part.rest = rest;
-    part.unreadable += walker.unreadable;
+    part.unreadable += walker.unreadable + unopened;
     if part.cancelled {
         part.horizon = Some(part.horizon.unwrap_or(seq.saturating_sub(1)));
     }
@@ -722,6 +750,49 @@ mod tests {
                 json!({"pattern": "needle", "max_matches": 5000, "context": 1}),
                 shards,
             );
+        }
+    }
+
+    /// A later round the host refuses (its workers busy) does not undo
+    /// the rounds before it: the parent walks the rests itself, and the
+    /// output is still exactly one walk's.
+    #[test]
+    fn a_later_round_the_host_refuses_is_walked_by_the_parent() {
+        let dir = tree();
+        let root = dir.path().to_str().unwrap();
+        let resolve = |p: &str| WorkspacePath::resolve(root, None, p);
+        let target = resolve(".").unwrap();
+        for input in [
+            json!({"pattern": "needle"}),
+            json!({"pattern": "needle", "context": 1}),
+        ] {
+            let input: Input = serde_json::from_value(input).unwrap();
+            let searcher = searcher(&input).unwrap();
+            let mut calls = 0;
+            let run = |tasks: &[String]| {
+                calls += 1;
+                if calls > 1 {
+                    return Err("no workers free".to_string());
+                }
+                Ok(tasks
+                    .iter()
+                    .map(|t| work(t, resolve).unwrap())
+                    .collect::<Vec<_>>())
+            };
+            let budget = Budget {
+                after_ms: 0,
+                every: 1,
+            };
+            let rounds = Rounds {
+                first: budget,
+                later: budget,
+                most: 4,
+            };
+            let (sink, tally) = fanned(&target, &input, &searcher, 2, rounds, run).unwrap();
+            assert_eq!(calls, 2, "a second round was asked for");
+            let split = crate::run::finish(sink, &tally, &searcher);
+            let single = crate::run::grep(&target, &input).unwrap();
+            assert_eq!(split.text, single.text);
         }
     }
 

@@ -5,7 +5,9 @@
 //! after [`start_piece`](super::start_piece) on the piece's directory.
 //! Invariant: the pieces, walked one after another in order, visit exactly
 //! the entries one [`Walker::walk_all`] of the start visits, in the same
-//! order, each once; nothing below the top is listed twice.
+//! order, each once. Nothing below the top is listed twice, except a
+//! directory a deferred walk leaves as a [`Piece::After`]: that one is
+//! listed again by whoever walks or names the rest of it.
 
 use serde::{Deserialize, Serialize};
 
@@ -234,7 +236,8 @@ impl Walker<'_> {
     /// it in the piece are appended to `rest` as pieces, in walk order (the
     /// rest of the deepest directory first, then of each one above it), and
     /// the walk returns [`Walked::Deferred`]: walking `rest` afterwards
-    /// visits exactly what this walk left, and lists no directory again.
+    /// visits exactly what this walk left, listing again only a directory
+    /// left as a [`Piece::After`].
     pub fn walk_piece_deferring<D: Dir>(
         &mut self,
         dir: &D,
