@@ -211,11 +211,7 @@ pub(crate) fn one_walk(
         }
         Some(pieces) => {
             for piece in pieces {
-                let at = if piece.dir().is_empty() {
-                    base.clone()
-                } else {
-                    base.join(piece.dir())
-                };
+                let at = piece.under(base);
                 // A directory gone since the plan is skipped, as one walk
                 // would; one that cannot be opened is counted.
                 let dir = match start_piece(&at, piece, &mut walker) {

@@ -323,7 +323,7 @@ fn name_after(piece: Piece, target: &WorkspacePath, walker: &mut Walker) -> Vec<
     let Piece::After { dir, after } = &piece else {
         return vec![piece];
     };
-    let at = target.join(dir);
+    let at = piece.under(target);
     let named = start_piece(&at, &piece, walker).ok().and_then(|opened| {
         walker.name_after(&opened, at.guest().trim_end_matches('/'), dir, after)
     });
@@ -495,11 +495,7 @@ fn search_pieces(target: &WorkspacePath, task: &Task) -> Result<Part, ToolError>
     let mut rest = Vec::new();
     let mut unopened = 0;
     for (k, piece) in task.pieces.iter().enumerate() {
-        let at = if piece.dir().is_empty() {
-            target.clone()
-        } else {
-            target.join(piece.dir())
-        };
+        let at = piece.under(target);
         // A directory gone since the plan is skipped, as one walk would;
         // one that cannot be opened is counted, as one walk counts it.
         let dir = match start_piece(&at, piece, &mut walker) {

@@ -12,6 +12,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::{Dir, Entry, Flow, Kind, Walker};
+use crate::WorkspacePath;
 
 /// The most levels [`plan`] lists to find enough subtrees.
 const MAX_PLAN_DEPTH: u32 = 4;
@@ -50,6 +51,16 @@ impl Piece {
     pub fn dir(&self) -> &str {
         match self {
             Piece::Tree(dir) | Piece::Entries { dir, .. } | Piece::After { dir, .. } => dir,
+        }
+    }
+
+    /// Where this piece's directory is: `target`, the walk's start, or a
+    /// directory below it.
+    pub fn under(&self, target: &WorkspacePath) -> WorkspacePath {
+        if self.dir().is_empty() {
+            target.clone()
+        } else {
+            target.join(self.dir())
         }
     }
 
@@ -483,11 +494,7 @@ mod tests {
         for group in group(pieces, groups) {
             let mut walker = Walker::new(!hidden, &none);
             for piece in &group {
-                let at = if piece.dir().is_empty() {
-                    target.clone()
-                } else {
-                    target.join(piece.dir())
-                };
+                let at = piece.under(&target);
                 let dir = start_piece(&at, piece, &mut walker).unwrap();
                 let path = at.guest().trim_end_matches('/').to_string();
                 walker.walk_piece(&dir, &path, piece, &mut |_, _, path, kind| {
@@ -564,7 +571,7 @@ mod tests {
             .iter()
             .flat_map(|piece| match piece {
                 Piece::After { dir, after } if name => {
-                    let at = target.join(dir);
+                    let at = piece.under(target);
                     let opened = start_piece(&at, piece, &mut walker).unwrap();
                     let path = at.guest().trim_end_matches('/').to_string();
                     walker.name_after(&opened, &path, dir, after).unwrap()
@@ -574,11 +581,7 @@ mod tests {
             .collect();
         let visited = std::cell::Cell::new(0);
         for (k, piece) in group.iter().enumerate() {
-            let at = if piece.dir().is_empty() {
-                target.clone()
-            } else {
-                target.join(piece.dir())
-            };
+            let at = piece.under(target);
             let dir = start_piece(&at, piece, &mut walker).unwrap();
             let path = at.guest().trim_end_matches('/').to_string();
             let walked = walker.walk_piece_deferring(
@@ -643,7 +646,8 @@ mod tests {
         }
         let root = dir.path();
         let none = Override::empty();
-        for (sub, hidden) in [("", false), ("", true), ("src", false)] {
+        // From `src/flat` the long directory is the start itself.
+        for (sub, hidden) in [("", false), ("", true), ("src", false), ("src/flat", false)] {
             let expected = whole(root, sub, hidden);
             let target = WorkspacePath::resolve(root.to_str().unwrap(), None, sub).unwrap();
             for (every, name) in [
