@@ -1,13 +1,14 @@
 //! One `tools/call`: through the gate, the pipeline and the audit log,
 //! with the client's progress token and cancellation wired to the guest.
 //!
-//! Invariants: the guest runs only while the call holds the gate; the
-//! pipeline and the audit record, once started, run to their end on a
-//! thread that blocks (`block_in_place` on the worker, or a blocking
-//! thread) even when the client or its request goes away, so every call that
-//! reaches the pipeline is recorded, with the client as its caller; a
-//! cancelled call's outcome (and record) is `cancelled`; no progress
-//! notification follows the call's result.
+//! Invariants: the guest runs only while the call holds the gate (the pass
+//! goes into the job, so it is held until the guest has ended even if the
+//! request's future is dropped); the pipeline and the audit record, once
+//! started, run to their end on a thread of tokio's blocking pool even when
+//! the client or its request goes away, so every call that reaches the
+//! pipeline is recorded, with the client as its caller; a cancelled call's
+//! outcome (and record) is `cancelled`; no progress notification follows
+//! the call's result.
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -57,15 +58,15 @@ pub(super) async fn run(
         .map(|(_, spec)| spec.annotations.read_only)
         .unwrap_or(true);
     let cancel = CancelToken::new();
-    let watcher = {
+    let _watcher = {
         let (cancel, request, stopping) = (cancel.clone(), ctx.ct.clone(), server.stopping.clone());
-        tokio::spawn(async move {
+        AbortOnDrop(tokio::spawn(async move {
             tokio::select! {
                 _ = request.cancelled() => {}
                 _ = stopping.cancelled() => {}
             }
             cancel.cancel();
-        })
+        }))
     };
     // A call cancelled while it waits for the gate does not wait longer:
     // with its token set, the pipeline decides and records it but no guest
@@ -92,6 +93,7 @@ pub(super) async fn run(
         );
         let interaction = caller.interaction.clone();
         move || {
+            let _pass = pass;
             let mut result = with_call_cancel(&cancel, || {
                 pipeline::run(
                     &catalog,
@@ -133,19 +135,26 @@ pub(super) async fn run(
             result
         }
     };
-    // On the multi-thread runtime the call runs on this worker thread, which
-    // hands its other tasks to another; once started it ends within this
-    // poll. Elsewhere, a blocking thread runs it to its end.
-    let result = match tokio::runtime::Handle::current().runtime_flavor() {
-        tokio::runtime::RuntimeFlavor::MultiThread => Ok(tokio::task::block_in_place(job)),
-        _ => tokio::task::spawn_blocking(job).await,
-    };
-    drop(pass);
-    watcher.abort();
+    // The pipeline blocks (wasmtime-wasi's synchronous bindings enter the
+    // runtime for each WASI call), so it runs on a blocking thread, not on a
+    // worker: measured against `block_in_place` on the worker, which hands
+    // the worker's core to another thread for each call, this is 5–8%
+    // faster for one call and for eight at once (`docs/performance.md`).
+    let result = tokio::task::spawn_blocking(job).await;
     if let Some(forwarder) = forwarder {
         let _ = forwarder.await;
     }
     result.map_err(WorkerFailed)
+}
+
+/// A task aborted when this is dropped: the call's watcher ends with the
+/// call, whether it returns or its future is dropped.
+struct AbortOnDrop(tokio::task::JoinHandle<()>);
+
+impl Drop for AbortOnDrop {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
 }
 
 /// A progress sink sending each report to `peer` as `notifications/progress`
