@@ -1,4 +1,5 @@
-//! `warden mcp` over stdio, timed from the client's side of the pipes.
+//! `warden mcp` over stdio, timed from the client's side of the pipes, and
+//! beside it the floor: a bare `rmcp` server doing the same read natively.
 //!
 //! - `mcp_stdio/read_file`: one warm `tools/call` of `read_file` on a small
 //!   file: the request line written, the result line read back.
@@ -6,18 +7,36 @@
 //!   results read (default parallelism, 4); then their ratio to one call
 //!   from rounds made side by side, and the round trip's percentiles
 //!   (printed, not criterion results).
+//! - `mcp_floor/read_file` and `mcp_floor/read_file_x8`: the same against
+//!   this bench run again as a plain `rmcp` stdio server (its stdin and
+//!   stdout registered with tokio, as `warden mcp` does), whose `read_file`
+//!   reads the file and numbers its lines on the worker that took the call:
+//!   no wasm, no policy, no sandbox, no audit. What it measures is what the
+//!   protocol, the SDK and the pipes cost on this machine, which no server
+//!   built on them can go below.
 //!
 //! The client is this process writing and reading JSON-RPC lines: no SDK
-//! time counts. Every call is audited, as in use.
+//! time counts. Every call to `warden mcp` is audited, as in use.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::io::{BufRead, BufReader, Write};
+use std::path::Path;
 use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 use std::time::Instant;
 
-use criterion::{Criterion, criterion_group, criterion_main};
+use criterion::{Criterion, criterion_group};
 use serde_json::{Value, json};
+
+/// Set in the child that serves as the floor; names its workspace.
+const FLOOR: &str = "WARDEN_BENCH_MCP_FLOOR";
+
+/// Which server a round trip goes to.
+#[derive(Clone, Copy)]
+enum Kind {
+    Warden,
+    Floor,
+}
 
 struct Server {
     child: Child,
@@ -30,17 +49,28 @@ struct Server {
 }
 
 impl Server {
-    fn start() -> Server {
+    fn start(kind: Kind) -> Server {
         let home = tempfile::tempdir().unwrap();
         let ws = tempfile::tempdir().unwrap();
         let text: String = (1..=40)
             .map(|i| format!("line {i} of a small file\n"))
             .collect();
         std::fs::write(ws.path().join("small.txt"), text).unwrap();
-        let mut child = Command::new(env!("CARGO_BIN_EXE_warden"))
-            .env("WARDEN_HOME", home.path())
-            .args(["mcp", "--policy", "workspace-write", "-w"])
-            .arg(ws.path())
+        let mut command = match kind {
+            Kind::Warden => {
+                let mut c = Command::new(env!("CARGO_BIN_EXE_warden"));
+                c.env("WARDEN_HOME", home.path())
+                    .args(["mcp", "--policy", "workspace-write", "-w"])
+                    .arg(ws.path());
+                c
+            }
+            Kind::Floor => {
+                let mut c = Command::new(std::env::current_exe().unwrap());
+                c.env(FLOOR, ws.path());
+                c
+            }
+        };
+        let mut child = command
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit())
@@ -109,19 +139,25 @@ impl Drop for Server {
 }
 
 fn bench(c: &mut Criterion) {
-    let mut server = Server::start();
-    let mut group = c.benchmark_group("mcp_stdio");
-    group.bench_function("read_file", |b| b.iter(|| server.calls(1)));
-    group.bench_function("read_file_x8", |b| b.iter(|| server.calls(8)));
-    group.finish();
-    paired(&mut server);
+    for (kind, group) in [(Kind::Warden, "mcp_stdio"), (Kind::Floor, "mcp_floor")] {
+        let mut server = Server::start(kind);
+        let mut group = c.benchmark_group(group);
+        group.bench_function("read_file", |b| b.iter(|| server.calls(1)));
+        group.bench_function("read_file_x8", |b| b.iter(|| server.calls(8)));
+        group.finish();
+        paired(&mut server, kind);
+    }
 }
 
 /// Rounds of one call and of eight, side by side (drift between criterion's
 /// groups cancels within a round).
 const ROUNDS: usize = 1000;
 
-fn paired(server: &mut Server) {
+fn paired(server: &mut Server, kind: Kind) {
+    let label = match kind {
+        Kind::Warden => "warden mcp",
+        Kind::Floor => "the floor (bare rmcp)",
+    };
     let mut time = |n: usize| {
         let start = Instant::now();
         server.calls(n);
@@ -148,14 +184,14 @@ fn paired(server: &mut Server) {
         v[((v.len() - 1) as f64 * q).round() as usize]
     };
     println!(
-        "one read_file round trip, {ROUNDS} rounds: median {:.0} µs (p10 {:.0}, p90 {:.0}, p99 {:.0})",
+        "{label}: one read_file round trip, {ROUNDS} rounds: median {:.0} µs (p10 {:.0}, p90 {:.0}, p99 {:.0})",
         quantile(&mut ones, 0.5) * 1e6,
         quantile(&mut ones, 0.1) * 1e6,
         quantile(&mut ones, 0.9) * 1e6,
         quantile(&mut ones, 0.99) * 1e6,
     );
     println!(
-        "x8 / x1, {ROUNDS} side-by-side rounds: median {:.2}x (interquartile {:.2}x to {:.2}x); \
+        "{label}: x8 / x1, {ROUNDS} side-by-side rounds: median {:.2}x (interquartile {:.2}x to {:.2}x); \
          medians {:.0} µs and {:.0} µs",
         quantile(&mut ratios, 0.5),
         quantile(&mut ratios, 0.25),
@@ -170,4 +206,96 @@ criterion_group! {
     config = Criterion::default().sample_size(50);
     targets = bench
 }
-criterion_main!(benches);
+
+fn main() {
+    if let Some(ws) = std::env::var_os(FLOOR) {
+        floor::serve(Path::new(&ws));
+        return;
+    }
+    benches();
+    Criterion::default().configure_from_args().final_summary();
+}
+
+/// The floor: a bare `rmcp` server over stdio with one `read_file` tool.
+mod floor {
+    use std::os::fd::AsFd;
+    use std::path::{Path, PathBuf};
+    use std::sync::Arc;
+
+    use rmcp::model::{
+        CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, InitializeResult,
+        ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool,
+    };
+    use rmcp::service::RequestContext;
+    use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
+    use tokio::net::unix::pipe;
+
+    struct Floor {
+        workspace: PathBuf,
+    }
+
+    impl ServerHandler for Floor {
+        fn get_info(&self) -> ServerConfig {
+            InitializeResult::new(ServerCapabilities::builder().enable_tools().build())
+        }
+
+        async fn list_tools(
+            &self,
+            _request: Option<PaginatedRequestParams>,
+            _ctx: RequestContext<RoleServer>,
+        ) -> Result<ListToolsResult, ErrorData> {
+            let schema = serde_json::json!({
+                "type": "object",
+                "properties": {"path": {"type": "string"}},
+                "required": ["path"],
+            });
+            let serde_json::Value::Object(schema) = schema else {
+                unreachable!()
+            };
+            let tool = Tool::new("read_file", "Read a file", Arc::new(schema));
+            Ok(ListToolsResult::with_all_items(vec![tool]))
+        }
+
+        async fn call_tool(
+            &self,
+            request: CallToolRequestParams,
+            _ctx: RequestContext<RoleServer>,
+        ) -> Result<CallToolResponse, ErrorData> {
+            let path = request
+                .arguments
+                .as_ref()
+                .and_then(|a| a.get("path"))
+                .and_then(|p| p.as_str())
+                .ok_or_else(|| ErrorData::invalid_params("`path` is required", None))?;
+            let text = std::fs::read_to_string(self.workspace.join(path))
+                .map_err(|e| ErrorData::internal_error(e.to_string(), None))?;
+            let numbered: String = text
+                .lines()
+                .enumerate()
+                .map(|(i, line)| format!("{:>6}\t{line}\n", i + 1))
+                .collect();
+            Ok(CallToolResult::success(vec![ContentBlock::text(numbered)]).into())
+        }
+    }
+
+    /// Serve until stdin closes, on a multi-thread runtime like `warden mcp`'s.
+    pub fn serve(workspace: &Path) {
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        runtime.block_on(async {
+            let stdin = std::io::stdin().as_fd().try_clone_to_owned().unwrap();
+            let stdout = std::io::stdout().as_fd().try_clone_to_owned().unwrap();
+            let transport = (
+                pipe::Receiver::from_owned_fd(stdin).unwrap(),
+                pipe::Sender::from_owned_fd(stdout).unwrap(),
+            );
+            let floor = Floor {
+                workspace: workspace.to_path_buf(),
+            };
+            let running = floor.serve(transport).await.unwrap();
+            let _ = running.waiting().await;
+        });
+    }
+}
