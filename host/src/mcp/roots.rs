@@ -3,7 +3,9 @@
 //!
 //! Invariant: the workspace a call gets is always `-w` or a directory
 //! beneath it; a root outside `-w`, one that is not a local `file://`
-//! directory, or a client that does not answer in time leaves `-w`.
+//! directory, or a client that does not answer in time leaves `-w`. The
+//! client is asked once per session, and again only after it says its
+//! roots changed: a client that cannot answer does not hold up every call.
 
 use std::os::unix::ffi::OsStringExt;
 use std::path::{Path, PathBuf};
@@ -54,22 +56,21 @@ impl Roots {
             return ws.clone();
         }
         let listed = tokio::time::timeout(ROOTS_TIMEOUT, list_roots(peer)).await;
-        let uris: Vec<String> = match listed {
-            Ok(Ok(uris)) => uris,
+        let ws = match listed {
+            Ok(Ok(uris)) => narrowed(bound, &uris, self.warn),
             Ok(Err(e)) => {
                 if self.warn {
                     eprintln!("warden mcp: the client's roots could not be read ({e}); using -w");
                 }
-                return bound.to_path_buf();
+                bound.to_path_buf()
             }
             Err(_) => {
                 if self.warn {
                     eprintln!("warden mcp: the client did not list its roots in time; using -w");
                 }
-                return bound.to_path_buf();
+                bound.to_path_buf()
             }
         };
-        let ws = narrowed(bound, &uris, self.warn);
         *resolved = Some(ws.clone());
         ws
     }

@@ -271,3 +271,56 @@ fn the_server_confines_itself_before_any_thread_starts() {
         "hi"
     );
 }
+
+#[test]
+fn a_client_that_cannot_list_its_roots_is_not_asked_again_on_every_call() {
+    let home = home();
+    let setup = Setup::new("auto");
+    let mut raw = Raw::start(home, setup.args(&[]));
+    let answer = raw.ask(json!({
+        "jsonrpc": "2.0", "id": 0, "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-06-18",
+            "capabilities": {"roots": {"listChanged": true}},
+            "clientInfo": {"name": "raw", "version": "0"},
+        },
+    }));
+    assert_eq!(answer["result"]["serverInfo"]["name"], "warden", "{answer}");
+    raw.send(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
+    let read = |id: u64| {
+        json!({
+            "jsonrpc": "2.0", "id": id, "method": "tools/call",
+            "params": {"name": "read_file", "arguments": {"path": "hello.txt"}},
+        })
+        .to_string()
+    };
+
+    // The first call asks for the roots; this client answers with an error.
+    raw.send(&read(1));
+    let ask = raw.recv();
+    assert_eq!(ask["method"], "roots/list", "{ask}");
+    raw.send(
+        &json!({
+            "jsonrpc": "2.0", "id": ask["id"],
+            "error": {"code": -32603, "message": "no roots here"},
+        })
+        .to_string(),
+    );
+    let first = raw.recv();
+    assert_eq!(first["id"], 1, "{first}");
+    assert_eq!(first["result"]["isError"], false, "{first}");
+    assert!(
+        first.to_string().contains("hello from the workspace"),
+        "-w is the workspace: {first}"
+    );
+
+    // The next call is answered without asking again (each ask of a client
+    // that never answers would hold the call for 5 s).
+    raw.send(&read(2));
+    let second = raw.recv();
+    assert_eq!(
+        second["id"], 2,
+        "the server asked for the roots again: {second}"
+    );
+    assert_eq!(second["result"]["isError"], false, "{second}");
+}
