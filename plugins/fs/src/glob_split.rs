@@ -49,6 +49,9 @@ pub(crate) fn fanned(base: &WorkspacePath, pattern: &str, hidden: bool) -> Optio
     let dir = start(base, &mut walker).ok()?;
     let base_path = base.guest().trim_end_matches('/');
     let pieces = plan(&mut walker, &dir, base_path, tasks * SUBTREES_PER_TASK);
+    // Said by the planner only when the split goes ahead: a glob that falls
+    // back to one walk counts them again.
+    let unnamed = std::mem::take(&mut walker.unnamed);
     if pieces.iter().map(Piece::weight).sum::<usize>() < MIN_SPLIT_WEIGHT {
         return None;
     }
@@ -81,6 +84,7 @@ pub(crate) fn fanned(base: &WorkspacePath, pattern: &str, hidden: bool) -> Optio
         all.unreadable += part.unreadable;
     }
     all.settle();
+    walker.unnamed = unnamed;
     Some(all)
 }
 

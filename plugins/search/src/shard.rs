@@ -188,6 +188,9 @@ pub(crate) fn fanned(
     let mut walker = Walker::new(!input.include_hidden, &overrides);
     let dir = start(target, &mut walker).map_err(|_| Unsplit::Unopened)?;
     let pieces = plan(&mut walker, &dir, base, tasks * SUBTREES_PER_TASK);
+    // Said by the planner only when the split goes ahead: a search that
+    // falls back to one walk counts them again.
+    let unnamed = std::mem::take(&mut walker.unnamed);
     // The last share per worker is cut finer: about 0.5 ms of fixed cost
     // per extra task, against tens of milliseconds of a lone tail. The
     // extra tasks stay within the host's limit.
@@ -241,6 +244,7 @@ pub(crate) fn fanned(
             part.horizon = Some(part.horizon.unwrap_or(part.numbered.saturating_sub(1)));
         }
     }
+    walker.unnamed = unnamed;
     Ok(merge(target, searcher, parts, walker.unreadable))
 }
 

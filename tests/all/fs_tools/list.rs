@@ -148,17 +148,31 @@ fn a_name_that_is_not_utf8_hides_only_its_own_entry() {
         .join("d")
         .join(std::ffi::OsStr::from_bytes(b"odd\xff.txt"));
     std::fs::write(odd, "needle odd\n").unwrap();
+    let top = t.ws().join(std::ffi::OsStr::from_bytes(b"top\xfe.txt"));
+    std::fs::write(top, "needle top\n").unwrap();
 
     let listed = t.text("list_dir", json!({"depth": 2}));
     assert_eq!(
         listed,
-        "d/\n  [1 not shown: names that are not UTF-8, which WASI cannot name]\n  a.txt\n  z.txt\n"
+        "[1 not shown: names that are not UTF-8, which WASI cannot name]\n\
+         d/\n  [1 not shown: names that are not UTF-8, which WASI cannot name]\n  a.txt\n  z.txt\n"
     );
+    // Said once, with the count, by each walker that met such a name (here
+    // the search's plan lists both directories), however often it listed
+    // one: a split search's plan lists the top again at each depth.
     let warned = |r: &warden::pipeline::CallResult| {
-        r.report.as_ref().unwrap().logs.iter().any(|l| {
-            l.message
-                .starts_with("skipped 1 entry of a directory with a name that is not UTF-8")
-        })
+        let lines: Vec<&str> = r
+            .report
+            .as_ref()
+            .unwrap()
+            .logs
+            .iter()
+            .map(|l| l.message.as_str())
+            .filter(|m| m.contains("not UTF-8"))
+            .collect();
+        lines.len() == 1
+            && lines[0].starts_with("skipped 2 entries whose names are not UTF-8")
+            && lines[0].contains("the first in ")
     };
     for workers in [1, 2] {
         let limits = warden::base::Limits {
@@ -177,4 +191,55 @@ fn a_name_that_is_not_utf8_hides_only_its_own_entry() {
     let r = t.run("glob", json!({"pattern": "**/*.txt"}));
     assert_eq!(ok(&r).text, "d/a.txt\nd/z.txt\n");
     assert!(warned(&r), "{:?}", r.report);
+}
+
+/// In a split search the plan lists the top once more at each depth it
+/// tries: a name that is not UTF-8 there is still said once, by the plan,
+/// and one deeper down by the worker that walked it.
+#[test]
+fn a_split_search_says_each_name_that_is_not_utf8_once() {
+    use std::os::unix::ffi::OsStrExt;
+    let t = Ws::new(RO);
+    for d in 0..3 {
+        for s in 0..15 {
+            t.write(&format!("d{d}/s{s:02}/m.txt"), "needle\n");
+        }
+    }
+    for odd in [&b"top\xff.txt"[..], b"d1/s07/deep\xfe.txt"] {
+        std::fs::write(t.ws().join(std::ffi::OsStr::from_bytes(odd)), "needle\n").unwrap();
+    }
+    let limits = warden::base::Limits {
+        workers: 2,
+        ..warden::base::Limits::default()
+    };
+    let input = json!({"pattern": "needle"}).to_string();
+    let r = call_raw("grep", &input, &t.ws(), RO, limits);
+    assert!(
+        ok(&r).text.ends_with("45 matches in 45 files\n"),
+        "{}",
+        ok(&r).text
+    );
+    let logs = &r.report.as_ref().unwrap().logs;
+    assert!(
+        logs.iter()
+            .any(|l| l.message.starts_with("grep: searched in") && !l.message.contains("one walk")),
+        "the search was not split: {logs:?}"
+    );
+    let mut warnings: Vec<&str> = logs
+        .iter()
+        .map(|l| l.message.as_str())
+        .filter(|m| m.contains("not UTF-8"))
+        .collect();
+    warnings.sort_unstable();
+    assert_eq!(warnings.len(), 2, "{warnings:?}");
+    assert!(
+        warnings[0].starts_with("skipped 1 entry whose names are not UTF-8")
+            && warnings[0].contains("the first in /workspace/d1/s07;"),
+        "{warnings:?}"
+    );
+    assert!(
+        warnings[1].starts_with("skipped 1 entry whose names are not UTF-8")
+            && warnings[1].contains("the first in /workspace;"),
+        "{warnings:?}"
+    );
 }

@@ -143,6 +143,11 @@ impl Filter {
 pub trait Dir: Sized {
     /// Every entry but `.` and `..`, in no particular order.
     fn entries(&self) -> io::Result<Vec<Entry>>;
+    /// [`Dir::entries`], and how many entries were left out because their
+    /// names are not UTF-8 (none, unless the directory says otherwise).
+    fn entries_counted(&self) -> io::Result<(Vec<Entry>, usize)> {
+        Ok((self.entries()?, 0))
+    }
     /// Open the subdirectory `name`, not following a symlink.
     fn open_dir(&self, name: &str) -> io::Result<Self>;
     /// Read the regular file `name` whole, unless it is over `max` bytes.
@@ -186,6 +191,10 @@ pub struct Walker<'a> {
     /// Directories the walk or the plan could not open or list (a
     /// permission, the sandbox, an I/O error): their contents were skipped.
     pub unreadable: usize,
+    /// Entries left out because their names are not UTF-8, and the guest
+    /// path of the first directory that had one: said once, in the call's
+    /// log, when the walker is dropped.
+    pub unnamed: (usize, Option<String>),
     /// Skip hidden names (not whitelisted by a rule).
     skip_hidden: bool,
     /// The `glob` input, matched before any ignore file.
@@ -202,6 +211,7 @@ impl<'a> Walker<'a> {
     pub fn new(skip_hidden: bool, overrides: &'a Override) -> Self {
         Walker {
             unreadable: 0,
+            unnamed: (0, None),
             skip_hidden,
             overrides,
             levels: Vec::new(),
@@ -236,7 +246,11 @@ impl<'a> Walker<'a> {
     /// List `dir` (at guest path `path`) in name order and take its
     /// ignore files into account; `None` if it cannot be listed.
     fn enter<D: Dir>(&mut self, dir: &D, path: &str) -> Option<Vec<Entry>> {
-        let mut entries = dir.entries().ok()?;
+        let (mut entries, unnamed) = dir.entries_counted().ok()?;
+        if unnamed > 0 {
+            self.unnamed.0 += unnamed;
+            self.unnamed.1.get_or_insert_with(|| path.to_string());
+        }
         entries.sort_unstable_by(|a, b| a.name.cmp(&b.name));
         self.levels.push(Level::load(dir, path, &entries));
         Some(entries)
@@ -405,6 +419,24 @@ fn parse(dir: &str, text: &[u8]) -> Gitignore {
     builder.build().unwrap_or_else(|_| Gitignore::empty())
 }
 
+#[cfg(target_family = "wasm")]
+impl Drop for Walker<'_> {
+    /// Say once what the walk left out for names that are not UTF-8.
+    fn drop(&mut self) {
+        let (count, Some(first)) = &self.unnamed else {
+            return;
+        };
+        let what = if *count == 1 { "entry" } else { "entries" };
+        crate::log(
+            crate::LogLevel::Warn,
+            &format!(
+                "skipped {count} {what} whose names are not UTF-8 (WASI names files in UTF-8 \
+                 only), the first in {first}; the rest of each directory was walked"
+            ),
+        );
+    }
+}
+
 /// Directories on the host, for native tests.
 #[cfg(not(target_family = "wasm"))]
 pub mod native {
@@ -418,9 +450,19 @@ pub mod native {
 
     impl Dir for NativeDir {
         fn entries(&self) -> io::Result<Vec<Entry>> {
+            Ok(self.entries_counted()?.0)
+        }
+
+        /// As through WASI, a name that is not UTF-8 is left out and counted.
+        fn entries_counted(&self) -> io::Result<(Vec<Entry>, usize)> {
             let mut out = Vec::new();
+            let mut unnamed = 0;
             for entry in std::fs::read_dir(&self.0)? {
                 let entry = entry?;
+                let Ok(name) = entry.file_name().into_string() else {
+                    unnamed += 1;
+                    continue;
+                };
                 let t = entry.file_type()?;
                 let kind = if t.is_file() {
                     Kind::File
@@ -429,12 +471,9 @@ pub mod native {
                 } else {
                     Kind::Other
                 };
-                out.push(Entry {
-                    name: entry.file_name().to_string_lossy().into_owned(),
-                    kind,
-                });
+                out.push(Entry { name, kind });
             }
-            Ok(out)
+            Ok((out, unnamed))
         }
 
         fn open_dir(&self, name: &str) -> io::Result<Self> {
@@ -500,18 +539,11 @@ pub mod wasi {
 
     impl Dir for WasiDir {
         fn entries(&self) -> io::Result<Vec<Entry>> {
-            let (entries, unnamed) = self.entries_named()?;
-            if unnamed > 0 {
-                let what = if unnamed == 1 { "entry" } else { "entries" };
-                crate::log(
-                    crate::LogLevel::Warn,
-                    &format!(
-                        "skipped {unnamed} {what} of a directory with a name that is not UTF-8 \
-                         (WASI names files in UTF-8 only); its other entries were walked"
-                    ),
-                );
-            }
-            Ok(entries)
+            Ok(self.entries_named()?.0)
+        }
+
+        fn entries_counted(&self) -> io::Result<(Vec<Entry>, usize)> {
+            self.entries_named()
         }
 
         fn open_dir(&self, name: &str) -> io::Result<Self> {

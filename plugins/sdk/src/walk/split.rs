@@ -79,11 +79,12 @@ impl Piece {
 /// `subtrees` [`Piece::Tree`]s, or [`MAX_PLAN_DEPTH`].
 pub fn plan<D: Dir>(walker: &mut Walker, dir: &D, path: &str, subtrees: usize) -> Vec<Piece> {
     let mut pieces = Vec::new();
-    let unreadable = walker.unreadable;
+    let (unreadable, unnamed) = (walker.unreadable, walker.unnamed.clone());
     for depth in 1..=MAX_PLAN_DEPTH {
         // Each depth lists the levels above it again: count once.
         pieces.clear();
         walker.unreadable = unreadable;
+        walker.unnamed = unnamed.clone();
         walker.pieces(dir, path, "", depth, &mut pieces);
         let trees = pieces
             .iter()
@@ -298,7 +299,14 @@ impl Walker<'_> {
         defer: &mut impl FnMut() -> bool,
         rest: &mut Vec<Piece>,
     ) -> Walked {
-        let Some(entries) = self.enter(dir, path) else {
+        // A directory walked from after a name was listed, and its unnamed
+        // entries counted, by the walk that left the rest.
+        let unnamed = self.unnamed.clone();
+        let entries = self.enter(dir, path);
+        if after.is_some() {
+            self.unnamed = unnamed;
+        }
+        let Some(entries) = entries else {
             self.unreadable += 1;
             return Walked::Done(Flow::Continue);
         };
@@ -413,7 +421,12 @@ impl Walker<'_> {
         below: &str,
         after: &str,
     ) -> Option<Vec<Piece>> {
-        let entries = self.enter(dir, path)?;
+        // The walk that left this rest listed the directory and counted
+        // its unnamed entries already.
+        let unnamed = self.unnamed.clone();
+        let entries = self.enter(dir, path);
+        self.unnamed = unnamed;
+        let entries = entries?;
         let first = entries.partition_point(|e| e.name.as_str() <= after);
         let mut out = Vec::new();
         self.named(&entries[first..], path, below, &mut out);
@@ -458,6 +471,49 @@ mod tests {
             std::fs::write(p, content).unwrap();
         }
         dir
+    }
+
+    /// A name that is not UTF-8 is counted once by the walker that lists
+    /// its directory: not again at each depth the plan lists it, and not
+    /// by another walker.
+    #[test]
+    fn a_name_that_is_not_utf8_is_counted_once() {
+        use std::os::unix::ffi::OsStrExt;
+        let files: Vec<(String, &str)> = (0..3)
+            .flat_map(|i| (0..4).map(move |j| (format!("d{i}/e{j}/f/x.txt"), "x")))
+            .collect();
+        let files: Vec<(&str, &str)> = files.iter().map(|(p, c)| (p.as_str(), *c)).collect();
+        let root = tree(&files);
+        for odd in [&b"odd\xff"[..], b"d1/e2/f/odd\xfe"] {
+            let path = root.path().join(std::ffi::OsStr::from_bytes(odd));
+            std::fs::write(path, "odd").unwrap();
+        }
+        let none = Override::empty();
+        let target = WorkspacePath::resolve(root.path().to_str().unwrap(), None, ".").unwrap();
+        let mut planner = Walker::new(true, &none);
+        let dir = start(&target, &mut planner).unwrap();
+        let base = target.guest().trim_end_matches('/').to_string();
+        let pieces = plan(&mut planner, &dir, &base, 8);
+        assert!(
+            pieces
+                .iter()
+                .any(|p| matches!(p, Piece::Tree(t) if t == "d1/e2")),
+            "the plan went two levels deep, listing the start twice: {pieces:?}"
+        );
+        assert_eq!(planner.unnamed.0, 1, "the start, listed at each depth");
+        assert_eq!(planner.unnamed.1.as_deref(), Some(base.as_str()));
+        let mut counted = planner.unnamed.0;
+        for group in group(pieces, 3) {
+            let mut walker = Walker::new(true, &none);
+            for piece in &group {
+                let at = piece.under(&target);
+                let dir = start_piece(&at, piece, &mut walker).unwrap();
+                let path = at.guest().trim_end_matches('/').to_string();
+                walker.walk_piece(&dir, &path, piece, &mut |_, _, _, _| Flow::Continue);
+            }
+            counted += walker.unnamed.0;
+        }
+        assert_eq!(counted, 2);
     }
 
     /// What one walk of `sub` visits: (path, kind).
