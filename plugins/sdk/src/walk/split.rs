@@ -301,10 +301,10 @@ impl Walker<'_> {
     ) -> Walked {
         // A directory walked from after a name was listed, and its unnamed
         // entries counted, by the walk that left the rest.
-        let unnamed = self.unnamed.clone();
+        let counted = after.map(|_| self.unnamed.clone());
         let entries = self.enter(dir, path);
-        if after.is_some() {
-            self.unnamed = unnamed;
+        if let Some(counted) = counted {
+            self.unnamed = counted;
         }
         let Some(entries) = entries else {
             self.unreadable += 1;
