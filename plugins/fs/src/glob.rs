@@ -11,7 +11,7 @@ use std::path::Path;
 use globset::{GlobBuilder, GlobMatcher};
 use ignore::overrides::Override;
 use serde::{Deserialize, Serialize};
-use warden_sdk::walk::{Flow, Kind, Piece, WalkDir, WalkProgress, Walker, start, start_piece};
+use warden_sdk::walk::{Flow, Kind, Piece, WalkDir, WalkProgress, Walker, open_piece, start};
 
 use crate::glob_split;
 use warden_sdk::{
@@ -203,7 +203,6 @@ pub(crate) fn one_walk(
         }
         Flow::Continue
     };
-    let mut unopened = 0;
     match pieces {
         None => {
             let start = start(base, &mut walker)?;
@@ -211,25 +210,17 @@ pub(crate) fn one_walk(
         }
         Some(pieces) => {
             for piece in pieces {
-                let at = piece.under(base);
-                // A directory gone since the plan is skipped, as one walk
-                // would; one that cannot be opened is counted.
-                let dir = match start_piece(&at, piece, &mut walker) {
-                    Ok(dir) => dir,
-                    Err(e) => {
-                        unopened += usize::from(e.kind() != std::io::ErrorKind::NotFound);
-                        continue;
-                    }
+                let Some((dir, path)) = open_piece(base, piece, &mut walker) else {
+                    continue;
                 };
-                let path = at.guest().trim_end_matches('/');
-                if walker.walk_piece(&dir, path, piece, &mut visit) == Flow::Stop {
+                if walker.walk_piece(&dir, &path, piece, &mut visit) == Flow::Stop {
                     break;
                 }
             }
         }
     }
     out.settle();
-    out.unreadable = walker.unreadable + unopened;
+    out.unreadable = walker.unreadable;
     Ok(out)
 }
 

@@ -73,7 +73,7 @@ pub(crate) fn grep(target: &WorkspacePath, input: &Input) -> Result<Output, Tool
                 }
                 Err(e) => {
                     progress.entry(0);
-                    unreadable += usize::from(e.kind() != std::io::ErrorKind::NotFound);
+                    unreadable += warden_sdk::walk::unreadable(&e);
                 }
             }
             if sink.stop.is_some() {

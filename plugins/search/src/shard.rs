@@ -28,8 +28,8 @@ use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 use warden_sdk::walk::{
-    Flow, Kind, Piece, TAIL_SPLIT, WalkProgress, Walked, Walker, group, group_tapering, plan,
-    read_path, start, start_piece,
+    Flow, Kind, Piece, TAIL_SPLIT, WalkProgress, Walked, Walker, group, group_tapering, open_piece,
+    plan, read_path, start, start_piece, unreadable,
 };
 use warden_sdk::{Output, ToolError, WorkspacePath, serde_json};
 
@@ -421,7 +421,7 @@ fn search_pieces(target: &WorkspacePath, task: &Task) -> Result<Part, ToolError>
             Ok(content) => content,
             Err(e) => {
                 progress.entry(0);
-                part.unreadable += usize::from(e.kind() != std::io::ErrorKind::NotFound);
+                part.unreadable += unreadable(&e);
                 return Flow::Continue;
             }
         };
@@ -497,20 +497,11 @@ fn search_pieces(target: &WorkspacePath, task: &Task) -> Result<Part, ToolError>
         started.elapsed().as_millis() >= u128::from(budget.after_ms)
     };
     let mut rest = Vec::new();
-    let mut unopened = 0;
     for (k, piece) in task.pieces.iter().enumerate() {
-        let at = piece.under(target);
-        // A directory gone since the plan is skipped, as one walk would;
-        // one that cannot be opened is counted, as one walk counts it.
-        let dir = match start_piece(&at, piece, &mut walker) {
-            Ok(dir) => dir,
-            Err(e) => {
-                unopened += usize::from(e.kind() != std::io::ErrorKind::NotFound);
-                continue;
-            }
+        let Some((dir, path)) = open_piece(target, piece, &mut walker) else {
+            continue;
         };
-        let path = at.guest().trim_end_matches('/');
-        match walker.walk_piece_deferring(&dir, path, piece, &mut visit, &mut defer, &mut rest) {
+        match walker.walk_piece_deferring(&dir, &path, piece, &mut visit, &mut defer, &mut rest) {
             Walked::Done(Flow::Continue) => {}
             Walked::Done(Flow::Stop) => break,
             Walked::Deferred => {
@@ -521,7 +512,7 @@ fn search_pieces(target: &WorkspacePath, task: &Task) -> Result<Part, ToolError>
     }
     part.files.extend(skipped);
     part.rest = rest;
-    part.unreadable += walker.unreadable + unopened;
+    part.unreadable += walker.unreadable;
     if part.cancelled {
         part.horizon = Some(part.horizon.unwrap_or(seq.saturating_sub(1)));
     }

@@ -186,6 +186,13 @@ struct Level {
     git_exclude: Gitignore,
 }
 
+/// 1 when `err` says an entry is there but could not be opened or read (a
+/// permission, the sandbox, an I/O error), 0 when it is gone: a walk skips
+/// both, as ripgrep does, and counts only the first.
+pub fn unreadable(err: &io::Error) -> usize {
+    usize::from(err.kind() != io::ErrorKind::NotFound)
+}
+
 /// Walks a tree in file-name order, yielding the files a search should read.
 pub struct Walker<'a> {
     /// Directories the walk or the plan could not open or list (a
@@ -297,7 +304,7 @@ impl<'a> Walker<'a> {
                 flow = match dir.open_dir(&entry.name) {
                     Ok(sub) => self.walk_all(&sub, &child, visit),
                     Err(e) => {
-                        self.unreadable += usize::from(e.kind() != io::ErrorKind::NotFound);
+                        self.unreadable += unreadable(&e);
                         Flow::Continue
                     }
                 };
@@ -539,44 +546,13 @@ pub mod wasi {
 
     impl Dir for WasiDir {
         fn entries(&self) -> io::Result<Vec<Entry>> {
-            Ok(self.entries_named()?.0)
+            Ok(self.entries_counted()?.0)
         }
 
+        /// A name that is not UTF-8 cannot cross WASI, nor be opened
+        /// through it: that entry is skipped, counted, and the rest of the
+        /// directory listed.
         fn entries_counted(&self) -> io::Result<(Vec<Entry>, usize)> {
-            self.entries_named()
-        }
-
-        fn open_dir(&self, name: &str) -> io::Result<Self> {
-            self.0
-                .open_at(
-                    PathFlags::empty(),
-                    name,
-                    OpenFlags::DIRECTORY,
-                    DescriptorFlags::READ,
-                )
-                .map(WasiDir)
-                .map_err(error)
-        }
-
-        fn read(&self, name: &str, max: u64) -> io::Result<Contents> {
-            read_all(&self.open_file(name)?, max, None)
-        }
-
-        fn read_text(&self, name: &str, max: u64, sniff: u32) -> io::Result<Contents> {
-            read_all(&self.open_file(name)?, max, Some(sniff))
-        }
-
-        fn read_filtered(&self, name: &str, max: u64, filter: &Filter) -> io::Result<Contents> {
-            read_filtered(&self.open_file(name)?, max, filter)
-        }
-    }
-
-    impl WasiDir {
-        /// Every entry but `.` and `..`, in no particular order, and how
-        /// many were left out for a name that is not UTF-8: such a name
-        /// cannot cross WASI, nor be opened through it, so that entry is
-        /// skipped and the rest of the directory listed.
-        pub fn entries_named(&self) -> io::Result<(Vec<Entry>, usize)> {
             let stream = self.0.read_directory().map_err(error)?;
             let mut out = Vec::new();
             let mut unnamed = 0usize;
@@ -606,6 +582,30 @@ pub mod wasi {
                 });
             }
             Ok((out, unnamed))
+        }
+
+        fn open_dir(&self, name: &str) -> io::Result<Self> {
+            self.0
+                .open_at(
+                    PathFlags::empty(),
+                    name,
+                    OpenFlags::DIRECTORY,
+                    DescriptorFlags::READ,
+                )
+                .map(WasiDir)
+                .map_err(error)
+        }
+
+        fn read(&self, name: &str, max: u64) -> io::Result<Contents> {
+            read_all(&self.open_file(name)?, max, None)
+        }
+
+        fn read_text(&self, name: &str, max: u64, sniff: u32) -> io::Result<Contents> {
+            read_all(&self.open_file(name)?, max, Some(sniff))
+        }
+
+        fn read_filtered(&self, name: &str, max: u64, filter: &Filter) -> io::Result<Contents> {
+            read_filtered(&self.open_file(name)?, max, filter)
         }
     }
 
@@ -783,16 +783,9 @@ pub fn start(target: &WorkspacePath, walker: &mut Walker) -> io::Result<WalkDir>
 
 /// The entries of the directory `target` (but `.` and `..`, in no
 /// particular order), and how many were left out because their names are
-/// not UTF-8, which WASI cannot name (none natively).
-#[cfg(target_family = "wasm")]
+/// not UTF-8.
 pub fn list(target: &WorkspacePath) -> io::Result<(Vec<Entry>, usize)> {
-    open_alone(target)?.entries_named()
-}
-
-/// The entries of the directory `target`, and none left out (natively).
-#[cfg(not(target_family = "wasm"))]
-pub fn list(target: &WorkspacePath) -> io::Result<(Vec<Entry>, usize)> {
-    Ok((open_alone(target)?.entries()?, 0))
+    open_alone(target)?.entries_counted()
 }
 
 /// Open `target` alone, leaving `walker` as it is.
@@ -851,6 +844,25 @@ pub fn start_piece(
     match piece {
         Piece::Tree(_) | Piece::After { .. } => start(target, walker),
         Piece::Entries { .. } => open_alone(target),
+    }
+}
+
+/// [`start_piece`] of `piece` under `base` (the walk's target), and the
+/// guest path to walk it at; `None` when it cannot be opened: a directory
+/// gone since the plan is skipped, as one walk would skip it, and one that
+/// cannot be opened is counted in `walker`'s [`Walker::unreadable`].
+pub fn open_piece(
+    base: &WorkspacePath,
+    piece: &Piece,
+    walker: &mut Walker,
+) -> Option<(WalkDir, String)> {
+    let at = piece.under(base);
+    match start_piece(&at, piece, walker) {
+        Ok(dir) => Some((dir, at.guest().trim_end_matches('/').to_string())),
+        Err(e) => {
+            walker.unreadable += unreadable(&e);
+            None
+        }
     }
 }
 

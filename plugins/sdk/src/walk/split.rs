@@ -189,7 +189,7 @@ impl Walker<'_> {
                 match dir.open_dir(&name) {
                     Ok(sub) => self.pieces(&sub, &child, &sub_below, depth - 1, out),
                     Err(e) => {
-                        self.unreadable += usize::from(e.kind() != std::io::ErrorKind::NotFound);
+                        self.unreadable += super::unreadable(&e);
                     }
                 }
             } else {
@@ -335,7 +335,7 @@ impl Walker<'_> {
             let sub = match dir.open_dir(&entry.name) {
                 Ok(sub) => sub,
                 Err(e) => {
-                    self.unreadable += usize::from(e.kind() != std::io::ErrorKind::NotFound);
+                    self.unreadable += super::unreadable(&e);
                     continue;
                 }
             };
